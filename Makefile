@@ -1,0 +1,52 @@
+# retry: make builds ./retry, make test runs the bats suite (see README.md).
+VERSION = 0.1.0
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+
+# Ours, kept apart so that a user's CFLAGS cannot drop them.
+RETRY_CFLAGS = -std=c99 -Wall -Wextra -Wpedantic
+RETRY_CPPFLAGS = -D_XOPEN_SOURCE=700 -DVERSION=\"$(VERSION)\"
+SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+
+SRCS = retry.c backoff.c
+HDRS = backoff.h
+
+.PHONY: all test check-sanitize install uninstall clean
+
+all: retry
+
+retry: $(SRCS) $(HDRS) Makefile
+	$(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) \
+		-o $@ $(SRCS) $(LDFLAGS) -lm
+
+tests/helpers/sigcount: tests/helpers/sigcount.c
+	$(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) \
+		-o $@ tests/helpers/sigcount.c $(LDFLAGS)
+
+test: retry
+	@sh tests/run-bats tests
+
+# The whole suite against an AddressSanitizer and UBSan build.
+check-sanitize:
+	$(MAKE) clean
+	$(MAKE) retry CFLAGS="-O1 -g $(SANITIZE)" LDFLAGS="$(SANITIZE)"
+	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		sh tests/run-bats tests
+	$(MAKE) clean
+
+install: retry
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	cp retry $(DESTDIR)$(BINDIR)/retry
+	cp retry.1 $(DESTDIR)$(MANDIR)/man1/retry.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/retry $(DESTDIR)$(MANDIR)/man1/retry.1
+
+clean:
+	rm -f retry tests/helpers/sigcount

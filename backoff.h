@@ -1,0 +1,67 @@
+/*
+ * The pure part of retry: parsers for the values on its command line, the
+ * random generator and the delay schedule.  No I/O, no global state, so
+ * that tests and fuzzers can drive it directly.
+ */
+#ifndef BACKOFF_H
+#define BACKOFF_H
+
+#include <stdint.h>
+
+#define NS_PER_SEC	INT64_C(1000000000)
+/* Longest accepted duration, ~31.7 years: far from overflow when added to a clock. */
+#define DUR_MAX		(INT64_C(1000000000) * NS_PER_SEC)
+
+enum jitter { JITTER_NONE, JITTER_FULL, JITTER_EQUAL, JITTER_DECORRELATED };
+
+/* A set of exit statuses 0-255, one bit each. */
+struct codes {
+	unsigned char bits[32];
+};
+
+/* xoshiro256** state. */
+struct rng {
+	uint64_t s[4];
+};
+
+struct backoff {
+	int64_t base, cap;	/* nanoseconds, 0 < base <= cap */
+	double factor;		/* >= 1 */
+	enum jitter jitter;
+	double prev;		/* decorrelated: the previous delay, ns */
+	uint64_t failures;	/* k: failed attempts so far */
+};
+
+/* What lies behind one delay, for verbose messages. */
+struct step {
+	int64_t step;		/* b_k, or 3 x d_{k-1} for decorrelated */
+	int64_t lo, hi;		/* the band the delay was drawn from */
+	int64_t delay;
+	int capped;		/* the cap cut the step */
+};
+
+/*
+ * Parsers return NULL on success and otherwise a short reason such as
+ * "invalid duration", to be completed with the option and the value.
+ */
+const char	*parse_duration(const char *, int64_t *);
+const char	*parse_codes(const char *, struct codes *);
+const char	*parse_count(const char *, long, long *);
+const char	*parse_factor(const char *, double *);
+const char	*parse_seed(const char *, uint64_t *);
+const char	*parse_jitter(const char *, enum jitter *);
+
+int		 codes_has(const struct codes *, int);
+void		 codes_add(struct codes *, int);
+
+const char	*jitter_name(enum jitter);
+
+void		 rng_seed(struct rng *, uint64_t);
+uint64_t	 rng_next(struct rng *);
+double		 rng_uniform(struct rng *);
+
+void		 backoff_init(struct backoff *, int64_t, double, int64_t,
+		    enum jitter);
+int64_t		 backoff_next(struct backoff *, struct rng *, struct step *);
+
+#endif

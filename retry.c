@@ -1,0 +1,1353 @@
+/*
+ * retry: run a command again after a growing, jittered delay until it
+ * succeeds, its attempts run out or a deadline passes.  See retry(1).
+ */
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backoff.h"
+
+#ifndef VERSION
+#define VERSION "unknown"
+#endif
+
+#define EXIT_TIMEDOUT	124
+#define EXIT_FAILURE_	125	/* retry itself failed; nothing more is run */
+#define EXIT_CANNOT_RUN	126
+#define EXIT_NOT_FOUND	127
+#define NEVER		INT64_MAX
+#define MSGMAX		1024
+
+enum { OPT_DRY_RUN = 256, OPT_SEED };
+enum { QUIET, NORMAL, VERBOSE };
+enum { NOT_TIMED_OUT, TIMED_OUT, AT_DEADLINE };
+enum outcome {
+	SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED, CANNOT_RUN
+};
+
+/* What the command line asked for. */
+struct policy {
+	long		 attempts;	/* 0: unlimited */
+	int64_t		 deadline;	/* ns from start; 0: none */
+	int64_t		 timeout;	/* ns; 0: none */
+	int		 signal;
+	int64_t		 kill_after;
+	int64_t		 base, cap;
+	double		 factor;
+	enum jitter	 jitter;
+	int		 seeded;
+	uint64_t	 seed;
+	struct codes	 on, stop_on;
+	const char	*key;
+	int		 dry_run;
+	int		 verbosity;
+	char		**argv;
+};
+
+/* How the run is going. */
+struct run {
+	int64_t		 start, deadline;	/* monotonic ns; NEVER: none */
+	struct backoff	 backoff;
+	struct rng	 rng;
+	long		 attempt;
+	pid_t		 child;			/* also its process group */
+	int		 stopping;		/* the attempt was told to stop */
+	int		 timed_out;
+	int		 status;		/* as the shell's $? */
+	int		 termsig;		/* the attempt died of it, or 0 */
+	int		 exec_errno;		/* the command could not be run */
+	int		 interrupt;		/* a signal retry itself got */
+	int64_t		 delay, asleep;
+	enum outcome	 why;
+};
+
+static void	 parse_options(int, char *[], struct policy *);
+static void	 seed_generator(const struct policy *, struct run *);
+static int	 print_schedule(const struct policy *, struct run *);
+static void	 begin_run(const struct policy *, struct run *);
+static void	 run_attempt(const struct policy *, struct run *);
+static int	 should_retry(const struct policy *, struct run *);
+static int	 sleep_before_retry(const struct policy *, struct run *);
+static void	 report_end(const struct policy *, const struct run *);
+static void	 exit_as_run_ended(const struct run *);
+
+static int	 verbosity = NORMAL;
+static int	 stderr_broken;
+static int	 tty = -1;		/* controlling terminal, if any */
+static pid_t	 tty_lent;		/* group we handed the terminal to */
+
+/* Signals forwarded to the attempt; a handler only marks them caught. */
+static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
+#define NFORWARDED	(int)(sizeof(forwarded) / sizeof(forwarded[0]))
+static volatile sig_atomic_t caught[NFORWARDED];
+
+/* Dispositions and mask retry started with, restored in every child. */
+static const int changed[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD, SIGPIPE };
+#define NCHANGED	(int)(sizeof(changed) / sizeof(changed[0]))
+static struct sigaction	 original_action[NCHANGED];
+static sigset_t		 original_mask, wait_mask;
+
+static const struct signame {
+	const char	*name;
+	int		 number;
+} signames[] = {
+	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
+	{ "ILL", SIGILL }, { "TRAP", SIGTRAP }, { "ABRT", SIGABRT },
+	{ "BUS", SIGBUS }, { "FPE", SIGFPE }, { "KILL", SIGKILL },
+	{ "USR1", SIGUSR1 }, { "SEGV", SIGSEGV }, { "USR2", SIGUSR2 },
+	{ "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
+	{ "CHLD", SIGCHLD }, { "CONT", SIGCONT }, { "STOP", SIGSTOP },
+	{ "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+	{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ },
+	{ "VTALRM", SIGVTALRM }, { "PROF", SIGPROF }, { "SYS", SIGSYS },
+#ifdef SIGWINCH
+	{ "WINCH", SIGWINCH },
+#endif
+#ifdef SIGIO
+	{ "IO", SIGIO },
+#endif
+#ifdef SIGPWR
+	{ "PWR", SIGPWR },
+#endif
+};
+#define NSIGNAMES	(sizeof(signames) / sizeof(signames[0]))
+
+static const char usage_line[] =
+    "usage: retry [options] [--] command [arg ...]\n";
+
+static const char help_text[] =
+    "Run command until it succeeds, waiting longer after each failure.\n"
+    "\n"
+    "Attempts and time:\n"
+    "  -n, --attempts N      attempts in all, 0 for no limit (5)\n"
+    "  -d, --deadline DUR    give up DUR after the start (no deadline)\n"
+    "  -t, --timeout DUR     stop an attempt that runs longer than DUR\n"
+    "  -s, --signal SIG      signal that stops an attempt (TERM)\n"
+    "  -k, --kill-after DUR  SIGKILL a stopped attempt still alive after DUR (10s)\n"
+    "Backoff:\n"
+    "  -b, --base DUR        first delay step (1s)\n"
+    "  -f, --factor X        growth of the step per attempt, at least 1 (2)\n"
+    "  -c, --cap DUR         largest delay, also --max-delay (30s)\n"
+    "  -j, --jitter MODE     none, full, equal or decorrelated (equal)\n"
+    "      --seed N          seed the generator for a reproducible schedule\n"
+    "Which failures:\n"
+    "  -o, --on CODES        retry these exit statuses (1-125,128-255)\n"
+    "  -x, --stop-on CODES   never retry these, even when listed by --on\n"
+    "  -K, --key TOKEN       idempotency key for every attempt (a new UUID)\n"
+    "Messages:\n"
+    "      --dry-run         print the delay schedule and exit, running nothing\n"
+    "  -q, --quiet           print no messages but usage errors\n"
+    "  -v, --verbose         also print the policy, each delay's origin, a summary\n"
+    "  -h, --help            print this help and exit\n"
+    "  -V, --version         print the version and exit\n"
+    "\n"
+    "DUR is a number with a unit ms, s, m or h, or several (1m30s); no unit\n"
+    "means seconds.  CODES lists exit statuses and ranges, such as 1,75-78.\n"
+    "A command killed by signal S has status 128+S.  See retry(1).\n";
+
+int
+main(int argc, char *argv[])
+{
+	struct policy p;
+	struct run r;
+
+	parse_options(argc, argv, &p);
+	seed_generator(&p, &r);
+	if (p.dry_run)
+		return print_schedule(&p, &r);
+	begin_run(&p, &r);
+	for (;;) {
+		run_attempt(&p, &r);
+		if (!should_retry(&p, &r) || !sleep_before_retry(&p, &r))
+			break;
+	}
+	report_end(&p, &r);
+	exit_as_run_ended(&r);
+}
+
+/* Writes one line "retry: ..." to stderr in a single write(2). */
+static void
+vmessage(const char *fmt, va_list ap, const char *suffix)
+{
+	char line[MSGMAX];
+	size_t len, done = 0;
+	ssize_t n;
+	int saved = errno;
+
+	if (stderr_broken)
+		return;
+	(void)snprintf(line, sizeof(line), "retry: ");	/* cannot fail */
+	len = strlen(line);
+	(void)vsnprintf(line + len, sizeof(line) - len, fmt, ap); /* may cut */
+	len = strlen(line);
+	if (suffix != NULL)
+		len += (size_t)snprintf(line + len, sizeof(line) - len,
+		    ": %s", suffix);
+	if (len > sizeof(line) - 2)
+		len = sizeof(line) - 2;
+	line[len++] = '\n';
+	while (done < len) {
+		n = write(STDERR_FILENO, line + done, len - done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* Nowhere left to say it; the exit status still tells. */
+			stderr_broken = 1;
+			break;
+		}
+		done += (size_t)n;
+	}
+	errno = saved;
+}
+
+static void
+say(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbosity < NORMAL)
+		return;
+	va_start(ap, fmt);
+	vmessage(fmt, ap, NULL);
+	va_end(ap);
+}
+
+static void
+detail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbosity < VERBOSE)
+		return;
+	va_start(ap, fmt);
+	vmessage(fmt, ap, NULL);
+	va_end(ap);
+}
+
+/* A failure of retry itself, with errno's text: exit 125, like err(3). */
+static void
+fatal(const char *fmt, ...)
+{
+	va_list ap;
+	const char *why = strerror(errno);
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap, why);
+	va_end(ap);
+	exit(EXIT_FAILURE_);
+}
+
+/* A warning with errno's text, like warn(3); retry carries on. */
+static void
+warning(const char *fmt, ...)
+{
+	va_list ap;
+	const char *why = strerror(errno);
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap, why);
+	va_end(ap);
+}
+
+/* Bad usage: one line naming the problem, exit 125, nothing run. */
+static void
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap, NULL);
+	va_end(ap);
+	exit(EXIT_FAILURE_);
+}
+
+/* stdout is checked once at the end, so that a full disk is an error. */
+static int
+close_stdout(void)
+{
+	if (fclose(stdout) == EOF) {
+		warning("stdout");
+		return EXIT_FAILURE_;
+	}
+	return 0;
+}
+
+static int64_t
+clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) == -1)
+		fatal("clock_gettime");
+	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+static int64_t
+monotonic_now(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* "2s", "0.05s", "1m30s" stays "90s": seconds, trailing zeros cut. */
+static const char *
+fmt_duration(char *buf, size_t size, int64_t ns)
+{
+	size_t len;
+
+	(void)snprintf(buf, size, "%lld.%06lld", (long long)(ns / NS_PER_SEC),
+	    (long long)(ns % NS_PER_SEC / 1000));
+	len = strlen(buf);
+	while (buf[len - 1] == '0')
+		buf[--len] = '\0';
+	if (buf[len - 1] == '.')
+		buf[--len] = '\0';
+	(void)snprintf(buf + len, size - len, "s");
+	return buf;
+}
+
+/* Seconds with exactly three decimals, rounded to the nearest ms. */
+static const char *
+fmt_seconds(char *buf, size_t size, int64_t ns)
+{
+	int64_t ms = (ns + 500000) / 1000000;
+
+	(void)snprintf(buf, size, "%lld.%03lld", (long long)(ms / 1000),
+	    (long long)(ms % 1000));
+	return buf;
+}
+
+static const char *
+signal_name(char *buf, size_t size, int sig)
+{
+	size_t i;
+
+	for (i = 0; i < NSIGNAMES; i++)
+		if (signames[i].number == sig) {
+			(void)snprintf(buf, size, "SIG%s", signames[i].name);
+			return buf;
+		}
+	(void)snprintf(buf, size, "signal %d", sig);
+	return buf;
+}
+
+/* SIG: a name with or without SIG, in any case, or a number. */
+static int
+parse_signal(const char *s, int *sig)
+{
+	sigset_t probe;
+	long n;
+	size_t i;
+
+	if (parse_count(s, INT_MAX, &n) == NULL) {
+		/* sigaddset knows which numbers are signals here. */
+		sigemptyset(&probe);
+		if (n == 0 || sigaddset(&probe, (int)n) == -1)
+			return 0;
+		*sig = (int)n;
+		return 1;
+	}
+	if (strncasecmp(s, "SIG", 3) == 0)
+		s += 3;
+	for (i = 0; i < NSIGNAMES; i++)
+		if (strcasecmp(s, signames[i].name) == 0) {
+			*sig = signames[i].number;
+			return 1;
+		}
+	return 0;
+}
+
+/* "1-125,128-255": the set as the shortest list of ranges. */
+static const char *
+fmt_codes(char *buf, size_t size, const struct codes *set)
+{
+	size_t len = 0;
+	int lo, hi;
+
+	buf[0] = '\0';
+	for (lo = 0; lo < 256; lo = hi + 1) {
+		hi = lo;
+		if (!codes_has(set, lo))
+			continue;
+		while (hi < 255 && codes_has(set, hi + 1))
+			hi++;
+		len += (size_t)snprintf(buf + len, size - len,
+		    lo == hi ? "%s%d" : "%s%d-%d", len ? "," : "", lo, hi);
+		if (len >= size)
+			break;
+	}
+	return buf[0] ? buf : "none";
+}
+
+static const struct option longopts[] = {
+	{ "attempts",	required_argument,	NULL, 'n' },
+	{ "base",	required_argument,	NULL, 'b' },
+	{ "cap",	required_argument,	NULL, 'c' },
+	{ "deadline",	required_argument,	NULL, 'd' },
+	{ "dry-run",	no_argument,		NULL, OPT_DRY_RUN },
+	{ "factor",	required_argument,	NULL, 'f' },
+	{ "help",	no_argument,		NULL, 'h' },
+	{ "jitter",	required_argument,	NULL, 'j' },
+	{ "key",	required_argument,	NULL, 'K' },
+	{ "kill-after",	required_argument,	NULL, 'k' },
+	{ "max-delay",	required_argument,	NULL, 'c' },
+	{ "on",		required_argument,	NULL, 'o' },
+	{ "quiet",	no_argument,		NULL, 'q' },
+	{ "seed",	required_argument,	NULL, OPT_SEED },
+	{ "signal",	required_argument,	NULL, 's' },
+	{ "stop-on",	required_argument,	NULL, 'x' },
+	{ "timeout",	required_argument,	NULL, 't' },
+	{ "verbose",	no_argument,		NULL, 'v' },
+	{ "version",	no_argument,		NULL, 'V' },
+	{ NULL,		0,			NULL, 0 }
+};
+
+/* The option as the user wrote it: "--base" or "-b". */
+static const char *
+option_name(char *buf, size_t size, int c, int longindex)
+{
+	if (longindex >= 0)
+		(void)snprintf(buf, size, "--%s", longopts[longindex].name);
+	else
+		(void)snprintf(buf, size, "-%c", c);
+	return buf;
+}
+
+/* getopt_long found no option or no value; say which, as typed. */
+static void
+bad_option(int c, char *argv[])
+{
+	const char *typed = argv[optind - 1];
+	int is_long = strncmp(typed, "--", 2) == 0;
+
+	if (c == ':')
+		is_long ? usage_error("option '%s' needs a value", typed) :
+		    usage_error("option '-%c' needs a value", optopt);
+	if (is_long && optopt != 0)
+		usage_error("option '%s' takes no value", typed);
+	is_long ? usage_error("unknown option '%s'", typed) :
+	    usage_error("unknown option '-%c'", optopt);
+}
+
+static void
+check(const char *why, const char *opt, const char *value)
+{
+	if (why != NULL)
+		usage_error("%s '%s': %s", opt, value, why);
+}
+
+static void
+set_defaults(struct policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->attempts = 5;
+	p->signal = SIGTERM;
+	p->kill_after = 10 * NS_PER_SEC;
+	p->base = NS_PER_SEC;
+	p->factor = 2;
+	p->cap = 30 * NS_PER_SEC;
+	p->jitter = JITTER_EQUAL;
+	p->verbosity = NORMAL;
+}
+
+/*
+ * Fills *p from the command line, or exits 125 with one line naming the
+ * first bad option.  Options stop at the first operand: the command's own
+ * options are never taken for retry's.
+ */
+static void
+parse_options(int argc, char *argv[], struct policy *p)
+{
+	char name[64], *base_arg = "1s", *cap_arg = "30s";
+	struct codes retry_on;
+	int c, longindex, have_on = 0;
+
+	set_defaults(p);
+	memset(&retry_on, 0, sizeof(retry_on));
+	opterr = 0;
+	while (longindex = -1, (c = getopt_long(argc, argv,
+	    "+:b:c:d:f:hj:K:k:n:o:qs:t:Vvx:", longopts, &longindex)) != -1) {
+		const char *opt = option_name(name, sizeof(name), c, longindex);
+
+		switch (c) {
+		case 'b':
+			check(parse_duration(optarg, &p->base), opt, optarg);
+			if (p->base == 0)
+				check("must be greater than 0", opt, optarg);
+			base_arg = optarg;
+			break;
+		case 'c':
+			check(parse_duration(optarg, &p->cap), opt, optarg);
+			cap_arg = optarg;
+			break;
+		case 'd':
+			check(parse_duration(optarg, &p->deadline), opt, optarg);
+			if (p->deadline == 0)
+				check("must be greater than 0", opt, optarg);
+			break;
+		case 'f':
+			check(parse_factor(optarg, &p->factor), opt, optarg);
+			break;
+		case 'h':
+			if (printf("%s%s", usage_line, help_text) < 0)
+				fatal("stdout");
+			exit(close_stdout());
+		case 'j':
+			check(parse_jitter(optarg, &p->jitter), opt, optarg);
+			break;
+		case 'K':
+			if (*optarg == '\0')
+				check("must not be empty", opt, optarg);
+			p->key = optarg;
+			break;
+		case 'k':
+			check(parse_duration(optarg, &p->kill_after), opt, optarg);
+			break;
+		case 'n':
+			check(parse_count(optarg, INT_MAX, &p->attempts), opt,
+			    optarg);
+			break;
+		case 'o':
+			check(parse_codes(optarg, &retry_on), opt, optarg);
+			have_on = 1;
+			break;
+		case 'q':
+			p->verbosity = QUIET;
+			break;
+		case 's':
+			if (!parse_signal(optarg, &p->signal))
+				check("unknown signal", opt, optarg);
+			break;
+		case 't':
+			check(parse_duration(optarg, &p->timeout), opt, optarg);
+			if (p->timeout == 0)
+				check("must be greater than 0", opt, optarg);
+			break;
+		case 'V':
+			if (printf("retry %s\n", VERSION) < 0)
+				fatal("stdout");
+			exit(close_stdout());
+		case 'v':
+			p->verbosity = VERBOSE;
+			break;
+		case 'x':
+			check(parse_codes(optarg, &p->stop_on), opt, optarg);
+			break;
+		case OPT_DRY_RUN:
+			p->dry_run = 1;
+			break;
+		case OPT_SEED:
+			check(parse_seed(optarg, &p->seed), opt, optarg);
+			p->seeded = 1;
+			break;
+		default:
+			bad_option(c, argv);
+		}
+	}
+	verbosity = p->verbosity;
+	p->argv = argv + optind;
+	if (p->cap < p->base)
+		usage_error("--cap '%s' is below --base '%s'", cap_arg, base_arg);
+	if (have_on)
+		p->on = retry_on;
+	else
+		(void)parse_codes("1-125,128-255", &p->on);
+	if (*p->argv == NULL && !p->dry_run)
+		usage_error("no command given");
+}
+
+static void
+kernel_random(void *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) == -1)
+		fatal("/dev/urandom");
+	while (done < len) {
+		n = read(fd, (char *)buf + done, len - done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			fatal("/dev/urandom");
+		}
+		done += (size_t)n;
+	}
+	if (close(fd) == -1)
+		fatal("/dev/urandom");
+}
+
+/*
+ * Seeds from --seed, else from the kernel, never from the clock or the
+ * pid: processes started in the same instant must draw different delays.
+ */
+static void
+seed_generator(const struct policy *p, struct run *r)
+{
+	uint64_t seed = p->seed;
+
+	memset(r, 0, sizeof(*r));
+	if (!p->seeded)
+		kernel_random(&seed, sizeof(seed));
+	rng_seed(&r->rng, seed);
+	backoff_init(&r->backoff, p->base, p->factor, p->cap, p->jitter);
+}
+
+/* Unix time "1767225600.123" in ns; 0 when malformed or past year 2255. */
+static int
+parse_unix_time(const char *s, int64_t *ns)
+{
+	int64_t sec = 0, frac = 0, scale = NS_PER_SEC;
+
+	if (!isdigit((unsigned char)*s))
+		return 0;
+	for (; isdigit((unsigned char)*s); s++)
+		if ((sec = sec * 10 + (*s - '0')) > INT64_C(9000000000))
+			return 0;
+	if (*s == '.') {
+		if (!isdigit((unsigned char)*++s))
+			return 0;
+		for (; isdigit((unsigned char)*s); s++)
+			if (scale > 1)
+				frac += (*s - '0') * (scale /= 10);
+	}
+	if (*s != '\0')
+		return 0;
+	*ns = sec * NS_PER_SEC + frac;
+	return 1;
+}
+
+/*
+ * The deadline on the monotonic clock: --deadline from start, or an outer
+ * retry's RETRY_DEADLINE, whichever is earlier; NEVER when neither.
+ */
+static int64_t
+find_deadline(const struct policy *p, int64_t start, int *outer)
+{
+	const char *env = getenv("RETRY_DEADLINE");
+	int64_t deadline = NEVER, when, left;
+
+	*outer = 0;
+	if (p->deadline != 0)
+		deadline = start + p->deadline;
+	if (env == NULL || *env == '\0')
+		return deadline;
+	if (!parse_unix_time(env, &when))
+		usage_error("RETRY_DEADLINE '%s': invalid time", env);
+	left = when - clock_ns(CLOCK_REALTIME);
+	if (start + left < deadline) {
+		deadline = start + left;
+		*outer = 1;
+	}
+	return deadline;
+}
+
+/*
+ * --dry-run: a line per delay, "attempt<TAB>delay<TAB>total", up to where
+ * the attempts or the deadline would end the run, attempts taking no time.
+ */
+static int
+print_schedule(const struct policy *p, struct run *r)
+{
+	char d[32], t[32];
+	int64_t delay, total = 0, budget;
+	long next;
+	int outer;
+
+	budget = find_deadline(p, 0, &outer);
+	if (p->attempts == 0 && budget == NEVER)
+		usage_error("--dry-run with unlimited attempts needs a --deadline");
+	for (next = 2; p->attempts == 0 || next <= p->attempts; next++) {
+		delay = backoff_next(&r->backoff, &r->rng, NULL);
+		if (delay >= budget - total)
+			break;
+		total += delay;
+		if (printf("%ld\t%s\t%s\n", next, fmt_seconds(d, sizeof(d), delay),
+		    fmt_seconds(t, sizeof(t), total)) < 0)
+			break;	/* close_stdout() reports it */
+	}
+	return close_stdout();
+}
+
+static void
+export(const char *name, const char *value)
+{
+	if (setenv(name, value, 1) == -1)
+		fatal("setenv %s", name);
+}
+
+static void
+export_number(const char *name, long n)
+{
+	char buf[32];
+
+	(void)snprintf(buf, sizeof(buf), "%ld", n);
+	export(name, buf);
+}
+
+/* A random UUID, version 4, from the kernel's generator. */
+static const char *
+new_uuid(char *buf, size_t size)
+{
+	unsigned char u[16];
+
+	kernel_random(u, sizeof(u));
+	u[6] = (unsigned char)((u[6] & 0x0f) | 0x40);	/* version 4 */
+	u[8] = (unsigned char)((u[8] & 0x3f) | 0x80);	/* RFC 4122 variant */
+	(void)snprintf(buf, size, "%02x%02x%02x%02x-%02x%02x-%02x%02x-"
+	    "%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3],
+	    u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+	    u[14], u[15]);
+	return buf;
+}
+
+/* What every attempt finds in its environment, but its number. */
+static void
+export_environment(const struct policy *p, const struct run *r, int outer)
+{
+	char buf[64];
+	const char *key = p->key, *inherited = getenv("RETRY_IDEMPOTENCY_KEY");
+	int64_t when;
+
+	if (key == NULL && inherited != NULL && *inherited != '\0')
+		key = inherited;
+	if (key == NULL)
+		key = new_uuid(buf, sizeof(buf));
+	export("RETRY_IDEMPOTENCY_KEY", key);
+	export_number("RETRY_MAX_ATTEMPTS", p->attempts);
+	if (r->deadline == NEVER || outer)
+		return;		/* an outer retry's value stands as it is */
+	when = clock_ns(CLOCK_REALTIME) + (r->deadline - monotonic_now());
+	(void)snprintf(buf, sizeof(buf), "%lld.%03lld",
+	    (long long)(when / NS_PER_SEC),
+	    (long long)(when % NS_PER_SEC / 1000000));
+	export("RETRY_DEADLINE", buf);
+}
+
+/* The terminal, if any, on a descriptor above stdio and closed on exec. */
+static void
+open_terminal(void)
+{
+	int fd;
+
+	if ((fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)) == -1)
+		return;		/* no controlling terminal: nothing to lend */
+	if (fd > STDERR_FILENO) {
+		tty = fd;
+		return;
+	}
+	/* stdio was closed; keep messages from going to the terminal. */
+	if ((tty = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) == -1)
+		fatal("/dev/tty");
+	if (close(fd) == -1)
+		fatal("/dev/tty");
+}
+
+/* A handler only records; the run loop does the work. */
+static void
+on_signal(int sig)
+{
+	int i;
+
+	for (i = 0; i < NFORWARDED; i++)
+		if (forwarded[i] == sig)
+			caught[i] = 1;
+	/* SIGCHLD only has to end pselect(); the loop then asks waitid(). */
+}
+
+/*
+ * Blocks the signals retry handles: they are delivered only inside
+ * pselect(), so none can slip in between a check and a sleep.  Signals
+ * that retry was started ignoring (nohup) stay ignored.  SIGPIPE is
+ * ignored so that a closed stderr cannot kill retry.
+ */
+static void
+catch_signals(void)
+{
+	struct sigaction sa, ign;
+	sigset_t handled;
+	int i;
+
+	sigemptyset(&handled);
+	for (i = 0; i < NFORWARDED; i++)
+		sigaddset(&handled, forwarded[i]);
+	sigaddset(&handled, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &handled, &original_mask) == -1)
+		fatal("sigprocmask");
+	wait_mask = original_mask;
+	for (i = 0; i < NFORWARDED; i++)
+		sigdelset(&wait_mask, forwarded[i]);
+	sigdelset(&wait_mask, SIGCHLD);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	ign = sa;
+	ign.sa_handler = SIG_IGN;
+	for (i = 0; i < NCHANGED; i++) {
+		if (sigaction(changed[i], NULL, &original_action[i]) == -1)
+			fatal("sigaction");
+		if (original_action[i].sa_handler == SIG_IGN &&
+		    changed[i] != SIGCHLD)
+			continue;
+		if (sigaction(changed[i], changed[i] == SIGPIPE ? &ign : &sa,
+		    NULL) == -1)
+			fatal("sigaction");
+	}
+}
+
+/* In the child: the dispositions and mask that retry was started with. */
+static int
+restore_signals(void)
+{
+	int i;
+
+	for (i = 0; i < NCHANGED; i++)
+		if (sigaction(changed[i], &original_action[i], NULL) == -1)
+			return -1;
+	return sigprocmask(SIG_SETMASK, &original_mask, NULL);
+}
+
+/* The first forwarded signal caught since the last call, or 0. */
+static int
+take_caught_signal(void)
+{
+	int i;
+
+	for (i = 0; i < NFORWARDED; i++)
+		if (caught[i]) {
+			caught[i] = 0;
+			return forwarded[i];
+		}
+	return 0;
+}
+
+/*
+ * Sleeps in the kernel until a signal arrives or the monotonic time
+ * until passes (NEVER: no limit).  The handled signals are unblocked only
+ * here, atomically, so one sent just before the call is not lost.
+ */
+static void
+wait_for_event(int64_t until)
+{
+	struct timespec ts, *limit = NULL;
+	int64_t left;
+
+	if (until != NEVER) {
+		if ((left = until - monotonic_now()) <= 0)
+			return;
+		ts.tv_sec = (time_t)(left / NS_PER_SEC);
+		ts.tv_nsec = (long)(left % NS_PER_SEC);
+		limit = &ts;
+	}
+	if (pselect(0, NULL, NULL, NULL, limit, &wait_mask) == -1 &&
+	    errno != EINTR)
+		fatal("pselect");
+}
+
+static int
+in_foreground(void)
+{
+	return tty != -1 && tcgetpgrp(tty) == getpgrp();
+}
+
+/* tcsetpgrp() from a background group raises SIGTTOU unless it is blocked. */
+static int
+set_foreground(pid_t pgid)
+{
+	sigset_t ttou, old;
+	int ret;
+
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	if (sigprocmask(SIG_BLOCK, &ttou, &old) == -1)
+		return -1;
+	ret = tcsetpgrp(tty, pgid);
+	if (sigprocmask(SIG_SETMASK, &old, NULL) == -1)
+		return -1;
+	return ret;
+}
+
+static void
+lend_terminal(pid_t pgid)
+{
+	tty_lent = pgid;
+	if (set_foreground(pgid) == -1)
+		warning("cannot give the terminal to the command");
+}
+
+/* Before retry prints or sleeps, the terminal is its own again. */
+static void
+take_terminal_back(void)
+{
+	if (tty_lent == 0)
+		return;
+	tty_lent = 0;
+	if (set_foreground(getpgrp()) == -1)
+		warning("cannot take the terminal back");
+}
+
+static void
+signal_group(pid_t pgid, int sig)
+{
+	char name[32];
+
+	/* ESRCH: the whole group is gone already. */
+	if (killpg(pgid, sig) == -1 && errno != ESRCH)
+		warning("cannot send %s to the command",
+		    signal_name(name, sizeof(name), sig));
+}
+
+/* SIGCONT after the signal, so that a stopped group acts on it. */
+static void
+signal_attempt(pid_t pgid, int sig)
+{
+	signal_group(pgid, sig);
+	if (sig != SIGKILL && sig != SIGCONT)
+		signal_group(pgid, SIGCONT);
+}
+
+/*
+ * In the child: its own process group, the terminal if retry holds it,
+ * retry's original signal state, then the command.  An exec failure
+ * travels to the parent as errno on the close-on-exec pipe.
+ */
+static void
+exec_child(char **argv, int errfd, int fg)
+{
+	int e;
+
+	if (setpgid(0, 0) == -1)
+		goto fail;
+	if (fg && set_foreground(getpgrp()) == -1)
+		warning("cannot give the terminal to the command");
+	if (restore_signals() == -1)
+		goto fail;
+	execvp(argv[0], argv);
+fail:
+	e = errno;
+	/* Should this write fail, the status 126/127 still tells the parent. */
+	if (write(errfd, &e, sizeof(e)) != (ssize_t)sizeof(e))
+		_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+	_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+}
+
+/*
+ * Starts the command in a process group of its own, in the foreground of
+ * the terminal when retry is there.  Returns 0, with the reason recorded,
+ * when the command could not be executed.
+ */
+static int
+start_child(char **argv, struct run *r)
+{
+	int fds[2], e, status, fg = in_foreground();
+	ssize_t n;
+
+	if (pipe(fds) == -1)
+		fatal("pipe");
+	if (fcntl(fds[0], F_SETFD, FD_CLOEXEC) == -1 ||
+	    fcntl(fds[1], F_SETFD, FD_CLOEXEC) == -1)
+		fatal("fcntl");
+	if (fflush(NULL) == EOF)
+		fatal("fflush");
+	if ((r->child = fork()) == -1)
+		fatal("fork");
+	if (r->child == 0)
+		exec_child(argv, fds[1], fg);
+	if (fg)
+		tty_lent = r->child;
+	if (close(fds[1]) == -1)
+		fatal("close");
+	/* End of file: exec closed the pipe, the command runs. */
+	do
+		n = read(fds[0], &e, sizeof(e));
+	while (n == -1 && errno == EINTR);
+	if (n == -1)
+		fatal("read");
+	if (close(fds[0]) == -1)
+		fatal("close");
+	if (n == 0)
+		return 1;
+	if (waitpid(r->child, &status, 0) == -1)
+		fatal("waitpid");
+	r->exec_errno = n == (ssize_t)sizeof(e) ? e : EIO;
+	r->status = r->exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+	return 0;
+}
+
+static void
+record_status(struct run *r, int status)
+{
+	if (WIFSIGNALED(status)) {
+		r->termsig = WTERMSIG(status);
+		r->status = 128 + r->termsig;
+	} else
+		r->status = WEXITSTATUS(status);
+	if (r->timed_out)
+		r->status = EXIT_TIMEDOUT;
+}
+
+/*
+ * The attempt was stopped by the terminal (Ctrl-Z, or input while in the
+ * background).  Stop retry as well, so that the shell sees one stopped
+ * job; once continued (fg or bg), continue the attempt, in the terminal's
+ * foreground again when retry is there.  Other stops (SIGSTOP from
+ * elsewhere) are left to whoever sent them.
+ */
+static void
+follow_stop(const struct run *r, int sig)
+{
+	if (tty == -1 || (sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU))
+		return;
+	take_terminal_back();
+	if (raise(sig) != 0)
+		warning("raise");
+	if (in_foreground())
+		lend_terminal(r->child);
+	signal_group(r->child, SIGCONT);
+}
+
+/*
+ * Asks, without blocking, whether the attempt has ended, and records its
+ * status if so.  A stop is passed on by follow_stop().
+ */
+static int
+attempt_ended(struct run *r)
+{
+	siginfo_t si;
+	int status;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)r->child, &si,
+	    WEXITED | WSTOPPED | WNOHANG | WNOWAIT) == -1)
+		fatal("waitid");
+	if (si.si_pid == 0)
+		return 0;
+	if (si.si_code != CLD_EXITED && si.si_code != CLD_KILLED &&
+	    si.si_code != CLD_DUMPED) {
+		if (waitpid(r->child, &status, WUNTRACED | WNOHANG) == -1)
+			fatal("waitpid");
+		follow_stop(r, si.si_status);
+		return 0;
+	}
+	/*
+	 * Nothing of a stopped attempt may outlive it.  The unreaped leader
+	 * still holds the group's number, so no other group can have it.
+	 */
+	if (r->stopping)
+		signal_group(r->child, SIGKILL);
+	if (waitpid(r->child, &status, 0) == -1)
+		fatal("waitpid");
+	record_status(r, status);
+	return 1;
+}
+
+/*
+ * Sleeps until the attempt ends, forwarding the signals retry catches,
+ * stopping it with --signal at its timeout or the deadline, and with
+ * SIGKILL --kill-after later.
+ */
+static void
+watch_child(const struct policy *p, struct run *r)
+{
+	int64_t now = monotonic_now(), stop_at = r->deadline, kill_at = NEVER;
+	int sig, at_deadline;
+
+	if (p->timeout != 0 && p->timeout < r->deadline - now)
+		stop_at = now + p->timeout;
+	at_deadline = stop_at == r->deadline;
+	while (!attempt_ended(r)) {
+		while ((sig = take_caught_signal()) != 0) {
+			if (r->interrupt == 0)
+				r->interrupt = sig;
+			signal_attempt(r->child, sig);
+		}
+		now = monotonic_now();
+		if (!r->stopping && now >= stop_at) {
+			r->stopping = 1;
+			r->timed_out = at_deadline ? AT_DEADLINE : TIMED_OUT;
+			signal_attempt(r->child, p->signal);
+			kill_at = p->kill_after < NEVER - now ?
+			    now + p->kill_after : NEVER;
+		}
+		if (r->stopping && now >= kill_at) {
+			signal_group(r->child, SIGKILL);
+			kill_at = NEVER;
+		}
+		wait_for_event(r->stopping ? kill_at : stop_at);
+	}
+}
+
+/* Runs the command once and records how it ended. */
+static void
+run_attempt(const struct policy *p, struct run *r)
+{
+	r->attempt++;
+	r->stopping = 0;
+	r->timed_out = NOT_TIMED_OUT;
+	r->termsig = 0;
+	export_number("RETRY_ATTEMPT", r->attempt);
+	if (start_child(p->argv, r))
+		watch_child(p, r);
+	take_terminal_back();
+}
+
+/* "attempt 2/5", or "attempt 2" when attempts are unlimited. */
+static const char *
+attempt_label(char *buf, size_t size, const struct policy *p,
+    const struct run *r)
+{
+	if (p->attempts == 0)
+		(void)snprintf(buf, size, "attempt %ld", r->attempt);
+	else
+		(void)snprintf(buf, size, "attempt %ld/%ld", r->attempt,
+		    p->attempts);
+	return buf;
+}
+
+/* How the last attempt ended: "failed with exit 1", "killed by SIGKILL". */
+static const char *
+attempt_end(char *buf, size_t size, const struct policy *p,
+    const struct run *r)
+{
+	char name[32], d[32];
+
+	if (r->timed_out == AT_DEADLINE)
+		(void)snprintf(buf, size, "timed out at the deadline");
+	else if (r->timed_out == TIMED_OUT)
+		(void)snprintf(buf, size, "timed out after %s",
+		    fmt_duration(d, sizeof(d), p->timeout));
+	else if (r->termsig != 0)
+		(void)snprintf(buf, size, "killed by %s",
+		    signal_name(name, sizeof(name), r->termsig));
+	else if (r->status == 0)
+		(void)snprintf(buf, size, "succeeded");
+	else
+		(void)snprintf(buf, size, "failed with exit %d", r->status);
+	return buf;
+}
+
+/* Decides whether another attempt may follow; if not, records why. */
+static int
+should_retry(const struct policy *p, struct run *r)
+{
+	int keyboard = !r->timed_out &&
+	    (r->termsig == SIGINT || r->termsig == SIGQUIT);
+
+	if (r->exec_errno != 0)
+		r->why = CANNOT_RUN;
+	else if (r->interrupt != 0 || keyboard)
+		r->why = INTERRUPTED;
+	else if (r->timed_out == AT_DEADLINE)
+		r->why = DEADLINE;
+	else if (!codes_has(&p->on, r->status) ||
+	    codes_has(&p->stop_on, r->status))
+		r->why = r->status == 0 ? SUCCEEDED : NOT_RETRYABLE;
+	else if (p->attempts != 0 && r->attempt >= p->attempts)
+		r->why = EXHAUSTED;
+	else
+		return 1;
+	return 0;
+}
+
+/* Sleeps until the monotonic time wake; returns a signal that cut it short. */
+static int
+sleep_until(int64_t wake)
+{
+	int sig;
+
+	while ((sig = take_caught_signal()) == 0 && monotonic_now() < wake)
+		wait_for_event(wake);
+	return sig;
+}
+
+static void
+explain_delay(const struct policy *p, const struct step *st)
+{
+	char lo[32], hi[32], step[32], cap[32];
+
+	detail("drew %s from [%s, %s]: %s jitter, step %s%s%s",
+	    fmt_duration(step, sizeof(step), st->delay),
+	    fmt_duration(lo, sizeof(lo), st->lo),
+	    fmt_duration(hi, sizeof(hi), st->hi), jitter_name(p->jitter),
+	    fmt_duration(cap, sizeof(cap), st->step),
+	    st->capped ? ", cut to the cap " : "",
+	    st->capped ? fmt_duration(cap, sizeof(cap), p->cap) : "");
+}
+
+/*
+ * Draws the next delay and sleeps it, unless it would end at or after the
+ * deadline.  Returns 0, with the reason recorded, when no attempt follows.
+ */
+static int
+sleep_before_retry(const struct policy *p, struct run *r)
+{
+	char label[64], end[96], d[32];
+	struct step st;
+	int64_t now = monotonic_now();
+
+	r->delay = backoff_next(&r->backoff, &r->rng, &st);
+	if (r->delay >= r->deadline - now) {
+		r->why = DEADLINE;
+		return 0;
+	}
+	say("%s %s; next in %ss", attempt_label(label, sizeof(label), p, r),
+	    attempt_end(end, sizeof(end), p, r),
+	    fmt_seconds(d, sizeof(d), r->delay));
+	explain_delay(p, &st);
+	r->interrupt = sleep_until(now + r->delay);
+	r->asleep += monotonic_now() - now;
+	if (r->interrupt != 0) {
+		r->why = INTERRUPTED;
+		return 0;
+	}
+	return 1;
+}
+
+static void
+describe_policy(const struct policy *p, const struct run *r)
+{
+	char on[1024], base[32], cap[32], timeout[32], deadline[32];
+	struct codes retry_on;
+	int i;
+
+	memset(&retry_on, 0, sizeof(retry_on));
+	for (i = 0; i < 256; i++)
+		if (codes_has(&p->on, i) && !codes_has(&p->stop_on, i))
+			codes_add(&retry_on, i);
+	detail("policy: %ld attempts (0: no limit), delay %s x %g up to %s "
+	    "with %s jitter, retry on %s, timeout %s, deadline %s, key %s",
+	    p->attempts, fmt_duration(base, sizeof(base), p->base), p->factor,
+	    fmt_duration(cap, sizeof(cap), p->cap), jitter_name(p->jitter),
+	    fmt_codes(on, sizeof(on), &retry_on),
+	    p->timeout ? fmt_duration(timeout, sizeof(timeout), p->timeout) :
+	    "none",
+	    r->deadline == NEVER ? "none" : fmt_duration(deadline,
+	    sizeof(deadline), r->deadline - r->start),
+	    getenv("RETRY_IDEMPOTENCY_KEY"));
+}
+
+/*
+ * Starts the clock, settles the deadline and the environment, and sets up
+ * the terminal and the signals before any child is forked.
+ */
+static void
+begin_run(const struct policy *p, struct run *r)
+{
+	int outer;
+
+	r->start = monotonic_now();
+	r->deadline = find_deadline(p, r->start, &outer);
+	export_environment(p, r, outer);
+	open_terminal();
+	catch_signals();
+	describe_policy(p, r);
+	if (r->deadline <= r->start) {
+		say("the deadline has passed; not running '%s'", p->argv[0]);
+		exit(EXIT_TIMEDOUT);
+	}
+}
+
+static const char *const outcome_names[] = {
+	"success", "status not retryable", "attempts used up", "deadline",
+	"interrupted", "cannot run the command",
+};
+
+/* The one line that says why retry gives up, and with -v a summary. */
+static void
+report_end(const struct policy *p, const struct run *r)
+{
+	char label[64], end[96], name[32], t[32], s[32];
+
+	attempt_label(label, sizeof(label), p, r);
+	attempt_end(end, sizeof(end), p, r);
+	switch (r->why) {
+	case SUCCEEDED:
+		break;
+	case CANNOT_RUN:
+		say("cannot run '%s': %s", p->argv[0], strerror(r->exec_errno));
+		break;
+	case NOT_RETRYABLE:
+		say("%s %s; giving up: status %d is not retryable", label, end,
+		    r->status);
+		break;
+	case EXHAUSTED:
+		say("%s %s; giving up: no attempts left", label, end);
+		break;
+	case DEADLINE:
+		if (r->timed_out == AT_DEADLINE)
+			say("%s %s; giving up", label, end);
+		else
+			say("%s %s; giving up: a delay of %ss would pass the "
+			    "deadline", label, end, fmt_seconds(t, sizeof(t),
+			    r->delay));
+		break;
+	case INTERRUPTED:
+		if (r->interrupt != 0)
+			say("%s %s; giving up: interrupted by %s", label, end,
+			    signal_name(name, sizeof(name), r->interrupt));
+		else
+			say("%s %s; giving up: interrupted", label, end);
+		break;
+	}
+	detail("%ld attempt%s in %ss, %ss asleep; stopped: %s", r->attempt,
+	    r->attempt == 1 ? "" : "s",
+	    fmt_seconds(t, sizeof(t), monotonic_now() - r->start),
+	    fmt_seconds(s, sizeof(s), r->asleep), outcome_names[r->why]);
+}
+
+/*
+ * Dies of sig the way the default action would, so that a calling shell
+ * sees the interruption (Cracauer, "Proper handling of SIGINT/SIGQUIT"):
+ * core dumps off, default action, unblocked, raised.
+ */
+static void
+die_by_signal(int sig)
+{
+	struct rlimit nocore;
+	struct sigaction sa;
+	sigset_t set;
+
+	nocore.rlim_cur = nocore.rlim_max = 0;
+	if (setrlimit(RLIMIT_CORE, &nocore) == -1)
+		warning("setrlimit");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	if (sigaction(sig, &sa, NULL) == -1 ||
+	    sigprocmask(SIG_UNBLOCK, &set, NULL) == -1 || raise(sig) != 0)
+		warning("cannot die of signal %d", sig);
+	_exit(128 + sig);
+}
+
+/* The status that retry(1) promises for the way the run ended. */
+static void
+exit_as_run_ended(const struct run *r)
+{
+	if (r->interrupt != 0)
+		die_by_signal(r->interrupt);
+	if (!r->timed_out && (r->termsig == SIGINT || r->termsig == SIGQUIT))
+		die_by_signal(r->termsig);
+	exit(r->status);
+}
