@@ -24,17 +24,19 @@ retry: $(SRCS) $(HDRS) Makefile
 	$(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) \
 		-o $@ $(SRCS) $(LDFLAGS) -lm
 
-tests/helpers/sigcount: tests/helpers/sigcount.c
+# A pseudo-terminal driver for the job-control tests.
+tests/ptyrun: tests/ptyrun.c
 	$(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) \
-		-o $@ tests/helpers/sigcount.c $(LDFLAGS)
+		-o $@ tests/ptyrun.c $(LDFLAGS)
 
-test: retry
+test: retry tests/ptyrun
 	@sh tests/run-bats tests
 
 # The whole suite against an AddressSanitizer and UBSan build.
 check-sanitize:
 	$(MAKE) clean
-	$(MAKE) retry CFLAGS="-O1 -g $(SANITIZE)" LDFLAGS="$(SANITIZE)"
+	$(MAKE) retry tests/ptyrun CFLAGS="-O1 -g $(SANITIZE)" \
+		LDFLAGS="$(SANITIZE)"
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		sh tests/run-bats tests
@@ -49,4 +51,4 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/retry $(DESTDIR)$(MANDIR)/man1/retry.1
 
 clean:
-	rm -f retry tests/helpers/sigcount
+	rm -f retry tests/ptyrun
