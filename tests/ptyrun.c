@@ -11,6 +11,7 @@
  *   -i text   type text; \003 is Ctrl-C, \032 Ctrl-Z, \n a newline
  *   -z        wait until the job stops; report "ptyrun: stopped by SIGTSTP"
  *   -c        continue a stopped job in the foreground, like fg
+ *   -k sig    send signal number sig to the job's process group
  * The job's output is copied to stdout; events go to stderr.  The exit
  * status is the job's, or 128+S when signal S killed it.
  */
@@ -240,6 +241,9 @@ main(int argc, char *argv[])
 			    tcsetpgrp(slave, job) == -1 || close(slave) == -1 ||
 			    kill(-job, SIGCONT) == -1)
 				die("fg");
+		} else if (strcmp(argv[i], "-k") == 0) {
+			if (kill(-job, atoi(argv[++i])) == -1)
+				die("kill");
 		} else if (strcmp(argv[i], "-t") == 0)
 			i++;
 	}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bats
+# retry at a real terminal: tests/ptyrun plays the interactive shell, starts
+# retry as its foreground (or background) job and types at it.
+load common
+
+PTYRUN=$BATS_TEST_DIRNAME/ptyrun
+
+# The children wait in builtins: a key that hits a shell's vfork() of a
+# command reaches a half-made child, and no job control can help that.
+
+@test "Ctrl-C during an attempt reaches the attempt once; retry dies of SIGINT" {
+	count=$BATS_TEST_TMPDIR/ints
+	run --separate-stderr "$PTYRUN" -o ready -i '\003' -- "$RETRY" -b 10ms \
+	    sh -c 'trap "echo int >>'"$count"'; trap - INT; kill -INT \$\$" INT
+		echo attempt $RETRY_ATTEMPT; echo ready; read -r line'
+	[ "$status" -eq 130 ]
+	[ "$(cat "$count")" = int ]
+	[[ $output == *"attempt 1"* ]]
+	[[ $output != *"attempt 2"* ]]
+	[[ $output == *"retry: attempt 1/5 killed by SIGINT; giving up: interrupted"* ]]
+}
+
+@test "Ctrl-C during a delay ends retry at once, by SIGINT" {
+	start=$(now_ms)
+	run --separate-stderr "$PTYRUN" -o 'next in' -i '\003' -- "$RETRY" -b 20s false
+	elapsed=$(($(now_ms) - start))
+	[ "$status" -eq 130 ]
+	[[ $output == *"giving up: interrupted by SIGINT"* ]]
+	[ "$elapsed" -lt 3000 ]
+}
+
+@test "an attempt reads a line typed at the terminal, and gets it back after" {
+	run --separate-stderr "$PTYRUN" -o 'say something' -i 'hello\n' -o 'shell has it' -- \
+	    sh -c '"$0" -b 10ms sh -c '\''[ "$RETRY_ATTEMPT" = 1 ] && exit 1
+		echo say something; read -r line; echo "read: $line"'\''
+		[ "$(ps -o tpgid= -p $$)" -eq "$(ps -o pgid= -p $$)" ] && echo shell has it' "$RETRY"
+	[ "$status" -eq 0 ]
+	[[ $output == *"read: hello"* ]]
+	[[ $output == *"shell has it"* ]]
+}
+
+@test "the attempt runs in the foreground in a group of its own" {
+	run --separate-stderr "$PTYRUN" -- "$RETRY" -n1 \
+	    sh -c 'echo "pgid=$(ps -o pgid= -p $$) tpgid=$(ps -o tpgid= -p $$) retry=$(ps -o pgid= -p $PPID)"'
+	[ "$status" -eq 0 ]
+	[[ $output =~ pgid=\ *([0-9]+)\ tpgid=\ *([0-9]+)\ retry=\ *([0-9]+) ]]
+	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
+	[ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[3]}" ]
+}
+
+@test "retry in the background does not take the terminal" {
+	run --separate-stderr "$PTYRUN" -b -- "$RETRY" -n1 \
+	    sh -c 'echo "pgid=$(ps -o pgid= -p $$) tpgid=$(ps -o tpgid= -p $$)"'
+	[ "$status" -eq 0 ]
+	[[ $output =~ pgid=\ *([0-9]+)\ tpgid=\ *([0-9]+) ]]
+	[ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[2]}" ]
+}
+
+@test "Ctrl-Z stops the attempt and retry as one job; fg resumes both" {
+	run --separate-stderr "$PTYRUN" -o ready -i '\032' -z -p 20 -c -o done -- \
+	    "$RETRY" -b 10ms sh -c 'echo ready; i=0
+		while [ $i -lt 20000 ]; do i=$((i + 1)); done; echo done'
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "ptyrun: stopped by signal $(kill -l TSTP)" ]
+	[[ $output == *done* ]]
+}
+
+@test "after fg the attempt has the terminal again and can read from it" {
+	run --separate-stderr "$PTYRUN" -o ready -i '\032' -z -p 20 -c -p 50 -i 'typed\n' -o 'got' -- \
+	    "$RETRY" -b 10ms sh -c 'echo ready; read -r l; echo "got $l"'
+	[ "$status" -eq 0 ]
+	[[ $output == *"got typed"* ]]
+}
+
+@test "an attempt in the background that reads the terminal stops retry too" {
+	run --separate-stderr "$PTYRUN" -b -z -k 9 -- "$RETRY" -n1 sh -c 'read -r l'
+	[ "$status" -eq 137 ]
+	[[ $stderr == *"ptyrun: stopped by signal $(kill -l TTIN)"* ]]
+}
