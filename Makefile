@@ -13,8 +13,8 @@ RETRY_CPPFLAGS = -D_XOPEN_SOURCE=700 -DVERSION=\"$(VERSION)\"
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 
-SRCS = retry.c backoff.c
-HDRS = backoff.h
+SRCS = retry.c options.c backoff.c
+HDRS = backoff.h options.h
 
 .PHONY: all test check-sanitize install uninstall clean
 

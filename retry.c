@@ -10,7 +10,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,11 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "backoff.h"
+#include "options.h"
 
 #ifndef VERSION
 #define VERSION "unknown"
@@ -35,30 +34,9 @@
 #define NEVER		INT64_MAX
 #define MSGMAX		1024
 
-enum { OPT_DRY_RUN = 256, OPT_SEED };
-enum { QUIET, NORMAL, VERBOSE };
 enum { NOT_TIMED_OUT, TIMED_OUT, AT_DEADLINE };
 enum outcome {
 	SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED, CANNOT_RUN
-};
-
-/* What the command line asked for. */
-struct policy {
-	long		 attempts;	/* 0: unlimited */
-	int64_t		 deadline;	/* ns from start; 0: none */
-	int64_t		 timeout;	/* ns; 0: none */
-	int		 signal;
-	int64_t		 kill_after;
-	int64_t		 base, cap;
-	double		 factor;
-	enum jitter	 jitter;
-	int		 seeded;
-	uint64_t	 seed;
-	struct codes	 on, stop_on;
-	const char	*key;
-	int		 dry_run;
-	int		 verbosity;
-	char		**argv;
 };
 
 /* How the run is going. */
@@ -78,7 +56,7 @@ struct run {
 	enum outcome	 why;
 };
 
-static void	 parse_options(int, char *[], struct policy *);
+static void	 read_command_line(int, char *[], struct policy *);
 static void	 seed_generator(const struct policy *, struct run *);
 static int	 print_schedule(const struct policy *, struct run *);
 static void	 begin_run(const struct policy *, struct run *);
@@ -104,71 +82,13 @@ static const int changed[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD, SIGPIP
 static struct sigaction	 original_action[NCHANGED];
 static sigset_t		 original_mask, wait_mask;
 
-static const struct signame {
-	const char	*name;
-	int		 number;
-} signames[] = {
-	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
-	{ "ILL", SIGILL }, { "TRAP", SIGTRAP }, { "ABRT", SIGABRT },
-	{ "BUS", SIGBUS }, { "FPE", SIGFPE }, { "KILL", SIGKILL },
-	{ "USR1", SIGUSR1 }, { "SEGV", SIGSEGV }, { "USR2", SIGUSR2 },
-	{ "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
-	{ "CHLD", SIGCHLD }, { "CONT", SIGCONT }, { "STOP", SIGSTOP },
-	{ "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
-	{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ },
-	{ "VTALRM", SIGVTALRM }, { "PROF", SIGPROF }, { "SYS", SIGSYS },
-#ifdef SIGWINCH
-	{ "WINCH", SIGWINCH },
-#endif
-#ifdef SIGIO
-	{ "IO", SIGIO },
-#endif
-#ifdef SIGPWR
-	{ "PWR", SIGPWR },
-#endif
-};
-#define NSIGNAMES	(sizeof(signames) / sizeof(signames[0]))
-
-static const char usage_line[] =
-    "usage: retry [options] [--] command [arg ...]\n";
-
-static const char help_text[] =
-    "Run command until it succeeds, waiting longer after each failure.\n"
-    "\n"
-    "Attempts and time:\n"
-    "  -n, --attempts N      attempts in all, 0 for no limit (5)\n"
-    "  -d, --deadline DUR    give up DUR after the start (no deadline)\n"
-    "  -t, --timeout DUR     stop an attempt that runs longer than DUR\n"
-    "  -s, --signal SIG      signal that stops an attempt (TERM)\n"
-    "  -k, --kill-after DUR  SIGKILL a stopped attempt still alive after DUR (10s)\n"
-    "Backoff:\n"
-    "  -b, --base DUR        first delay step (1s)\n"
-    "  -f, --factor X        growth of the step per attempt, at least 1 (2)\n"
-    "  -c, --cap DUR         largest delay, also --max-delay (30s)\n"
-    "  -j, --jitter MODE     none, full, equal or decorrelated (equal)\n"
-    "      --seed N          seed the generator for a reproducible schedule\n"
-    "Which failures:\n"
-    "  -o, --on CODES        retry these exit statuses (1-125,128-255)\n"
-    "  -x, --stop-on CODES   never retry these, even when listed by --on\n"
-    "  -K, --key TOKEN       idempotency key for every attempt (a new UUID)\n"
-    "Messages:\n"
-    "      --dry-run         print the delay schedule and exit, running nothing\n"
-    "  -q, --quiet           print no messages but usage errors\n"
-    "  -v, --verbose         also print the policy, each delay's origin, a summary\n"
-    "  -h, --help            print this help and exit\n"
-    "  -V, --version         print the version and exit\n"
-    "\n"
-    "DUR is a number with a unit ms, s, m or h, or several (1m30s); no unit\n"
-    "means seconds.  CODES lists exit statuses and ranges, such as 1,75-78.\n"
-    "A command killed by signal S has status 128+S.  See retry(1).\n";
-
 int
 main(int argc, char *argv[])
 {
 	struct policy p;
 	struct run r;
 
-	parse_options(argc, argv, &p);
+	read_command_line(argc, argv, &p);
 	seed_generator(&p, &r);
 	if (p.dry_run)
 		return print_schedule(&p, &r);
@@ -289,6 +209,29 @@ close_stdout(void)
 	return 0;
 }
 
+/* The policy, or --help, --version or a usage error and exit. */
+static void
+read_command_line(int argc, char *argv[], struct policy *p)
+{
+	char err[MSGMAX];
+
+	switch (parse_options(argc, argv, p, err, sizeof(err))) {
+	case PARSED_RUN:
+		verbosity = p->verbosity;
+		return;
+	case PARSED_HELP:
+		if (fputs(help_text, stdout) == EOF)
+			fatal("stdout");
+		exit(close_stdout());
+	case PARSED_VERSION:
+		if (printf("retry %s\n", VERSION) < 0)
+			fatal("stdout");
+		exit(close_stdout());
+	case PARSED_ERROR:
+		usage_error("%s", err);
+	}
+}
+
 static int64_t
 clock_ns(clockid_t id)
 {
@@ -333,46 +276,6 @@ fmt_seconds(char *buf, size_t size, int64_t ns)
 	return buf;
 }
 
-static const char *
-signal_name(char *buf, size_t size, int sig)
-{
-	size_t i;
-
-	for (i = 0; i < NSIGNAMES; i++)
-		if (signames[i].number == sig) {
-			(void)snprintf(buf, size, "SIG%s", signames[i].name);
-			return buf;
-		}
-	(void)snprintf(buf, size, "signal %d", sig);
-	return buf;
-}
-
-/* SIG: a name with or without SIG, in any case, or a number. */
-static int
-parse_signal(const char *s, int *sig)
-{
-	sigset_t probe;
-	long n;
-	size_t i;
-
-	if (parse_count(s, INT_MAX, &n) == NULL) {
-		/* sigaddset knows which numbers are signals here. */
-		sigemptyset(&probe);
-		if (n == 0 || sigaddset(&probe, (int)n) == -1)
-			return 0;
-		*sig = (int)n;
-		return 1;
-	}
-	if (strncasecmp(s, "SIG", 3) == 0)
-		s += 3;
-	for (i = 0; i < NSIGNAMES; i++)
-		if (strcasecmp(s, signames[i].name) == 0) {
-			*sig = signames[i].number;
-			return 1;
-		}
-	return 0;
-}
-
 /* "1-125,128-255": the set as the shortest list of ranges. */
 static const char *
 fmt_codes(char *buf, size_t size, const struct codes *set)
@@ -395,182 +298,6 @@ fmt_codes(char *buf, size_t size, const struct codes *set)
 	return buf[0] ? buf : "none";
 }
 
-static const struct option longopts[] = {
-	{ "attempts",	required_argument,	NULL, 'n' },
-	{ "base",	required_argument,	NULL, 'b' },
-	{ "cap",	required_argument,	NULL, 'c' },
-	{ "deadline",	required_argument,	NULL, 'd' },
-	{ "dry-run",	no_argument,		NULL, OPT_DRY_RUN },
-	{ "factor",	required_argument,	NULL, 'f' },
-	{ "help",	no_argument,		NULL, 'h' },
-	{ "jitter",	required_argument,	NULL, 'j' },
-	{ "key",	required_argument,	NULL, 'K' },
-	{ "kill-after",	required_argument,	NULL, 'k' },
-	{ "max-delay",	required_argument,	NULL, 'c' },
-	{ "on",		required_argument,	NULL, 'o' },
-	{ "quiet",	no_argument,		NULL, 'q' },
-	{ "seed",	required_argument,	NULL, OPT_SEED },
-	{ "signal",	required_argument,	NULL, 's' },
-	{ "stop-on",	required_argument,	NULL, 'x' },
-	{ "timeout",	required_argument,	NULL, 't' },
-	{ "verbose",	no_argument,		NULL, 'v' },
-	{ "version",	no_argument,		NULL, 'V' },
-	{ NULL,		0,			NULL, 0 }
-};
-
-/* The option as the user wrote it: "--base" or "-b". */
-static const char *
-option_name(char *buf, size_t size, int c, int longindex)
-{
-	if (longindex >= 0)
-		(void)snprintf(buf, size, "--%s", longopts[longindex].name);
-	else
-		(void)snprintf(buf, size, "-%c", c);
-	return buf;
-}
-
-/* getopt_long found no option or no value; say which, as typed. */
-static void
-bad_option(int c, char *argv[])
-{
-	const char *typed = argv[optind - 1];
-	int is_long = strncmp(typed, "--", 2) == 0;
-
-	if (c == ':')
-		is_long ? usage_error("option '%s' needs a value", typed) :
-		    usage_error("option '-%c' needs a value", optopt);
-	if (is_long && optopt != 0)
-		usage_error("option '%s' takes no value", typed);
-	is_long ? usage_error("unknown option '%s'", typed) :
-	    usage_error("unknown option '-%c'", optopt);
-}
-
-static void
-check(const char *why, const char *opt, const char *value)
-{
-	if (why != NULL)
-		usage_error("%s '%s': %s", opt, value, why);
-}
-
-static void
-set_defaults(struct policy *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->attempts = 5;
-	p->signal = SIGTERM;
-	p->kill_after = 10 * NS_PER_SEC;
-	p->base = NS_PER_SEC;
-	p->factor = 2;
-	p->cap = 30 * NS_PER_SEC;
-	p->jitter = JITTER_EQUAL;
-	p->verbosity = NORMAL;
-}
-
-/*
- * Fills *p from the command line, or exits 125 with one line naming the
- * first bad option.  Options stop at the first operand: the command's own
- * options are never taken for retry's.
- */
-static void
-parse_options(int argc, char *argv[], struct policy *p)
-{
-	char name[64], *base_arg = "1s", *cap_arg = "30s";
-	struct codes retry_on;
-	int c, longindex, have_on = 0;
-
-	set_defaults(p);
-	memset(&retry_on, 0, sizeof(retry_on));
-	opterr = 0;
-	while (longindex = -1, (c = getopt_long(argc, argv,
-	    "+:b:c:d:f:hj:K:k:n:o:qs:t:Vvx:", longopts, &longindex)) != -1) {
-		const char *opt = option_name(name, sizeof(name), c, longindex);
-
-		switch (c) {
-		case 'b':
-			check(parse_duration(optarg, &p->base), opt, optarg);
-			if (p->base == 0)
-				check("must be greater than 0", opt, optarg);
-			base_arg = optarg;
-			break;
-		case 'c':
-			check(parse_duration(optarg, &p->cap), opt, optarg);
-			cap_arg = optarg;
-			break;
-		case 'd':
-			check(parse_duration(optarg, &p->deadline), opt, optarg);
-			if (p->deadline == 0)
-				check("must be greater than 0", opt, optarg);
-			break;
-		case 'f':
-			check(parse_factor(optarg, &p->factor), opt, optarg);
-			break;
-		case 'h':
-			if (printf("%s%s", usage_line, help_text) < 0)
-				fatal("stdout");
-			exit(close_stdout());
-		case 'j':
-			check(parse_jitter(optarg, &p->jitter), opt, optarg);
-			break;
-		case 'K':
-			if (*optarg == '\0')
-				check("must not be empty", opt, optarg);
-			p->key = optarg;
-			break;
-		case 'k':
-			check(parse_duration(optarg, &p->kill_after), opt, optarg);
-			break;
-		case 'n':
-			check(parse_count(optarg, INT_MAX, &p->attempts), opt,
-			    optarg);
-			break;
-		case 'o':
-			check(parse_codes(optarg, &retry_on), opt, optarg);
-			have_on = 1;
-			break;
-		case 'q':
-			p->verbosity = QUIET;
-			break;
-		case 's':
-			if (!parse_signal(optarg, &p->signal))
-				check("unknown signal", opt, optarg);
-			break;
-		case 't':
-			check(parse_duration(optarg, &p->timeout), opt, optarg);
-			if (p->timeout == 0)
-				check("must be greater than 0", opt, optarg);
-			break;
-		case 'V':
-			if (printf("retry %s\n", VERSION) < 0)
-				fatal("stdout");
-			exit(close_stdout());
-		case 'v':
-			p->verbosity = VERBOSE;
-			break;
-		case 'x':
-			check(parse_codes(optarg, &p->stop_on), opt, optarg);
-			break;
-		case OPT_DRY_RUN:
-			p->dry_run = 1;
-			break;
-		case OPT_SEED:
-			check(parse_seed(optarg, &p->seed), opt, optarg);
-			p->seeded = 1;
-			break;
-		default:
-			bad_option(c, argv);
-		}
-	}
-	verbosity = p->verbosity;
-	p->argv = argv + optind;
-	if (p->cap < p->base)
-		usage_error("--cap '%s' is below --base '%s'", cap_arg, base_arg);
-	if (have_on)
-		p->on = retry_on;
-	else
-		(void)parse_codes("1-125,128-255", &p->on);
-	if (*p->argv == NULL && !p->dry_run)
-		usage_error("no command given");
-}
 
 static void
 kernel_random(void *buf, size_t len)
@@ -977,7 +704,11 @@ start_child(char **argv, struct run *r)
 		tty_lent = r->child;
 	if (close(fds[1]) == -1)
 		fatal("close");
-	/* End of file: exec closed the pipe, the command runs. */
+	/*
+	 * End of file: exec closed the pipe, the command runs.  Only the
+	 * child calls setpgid(): retry signals the group only after this
+	 * read, by which time the group exists.
+	 */
 	do
 		n = read(fds[0], &e, sizeof(e));
 	while (n == -1 && errno == EINTR);
@@ -1183,13 +914,13 @@ sleep_until(int64_t wake)
 static void
 explain_delay(const struct policy *p, const struct step *st)
 {
-	char lo[32], hi[32], step[32], cap[32];
+	char delay[32], lo[32], hi[32], step[32], cap[32];
 
 	detail("drew %s from [%s, %s]: %s jitter, step %s%s%s",
-	    fmt_duration(step, sizeof(step), st->delay),
+	    fmt_duration(delay, sizeof(delay), st->delay),
 	    fmt_duration(lo, sizeof(lo), st->lo),
 	    fmt_duration(hi, sizeof(hi), st->hi), jitter_name(p->jitter),
-	    fmt_duration(cap, sizeof(cap), st->step),
+	    fmt_duration(step, sizeof(step), st->step),
 	    st->capped ? ", cut to the cap " : "",
 	    st->capped ? fmt_duration(cap, sizeof(cap), p->cap) : "");
 }

@@ -1,0 +1,317 @@
+/*
+ * The command line of retry into a checked policy.  Every problem becomes
+ * one line naming the option and the value; the caller prints it.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "backoff.h"
+#include "options.h"
+
+enum { OPT_DRY_RUN = 256, OPT_SEED };
+
+/* "+": stop at the first operand; ":": report a missing value apart. */
+#define OPTSTRING	"+:b:c:d:f:hj:K:k:n:o:qs:t:Vvx:"
+
+const char help_text[] =
+    "usage: retry [options] [--] command [arg ...]\n"
+    "Run command until it succeeds, waiting longer after each failure.\n"
+    "\n"
+    "Attempts and time:\n"
+    "  -n, --attempts N      attempts in all, 0 for no limit (5)\n"
+    "  -d, --deadline DUR    give up DUR after the start (no deadline)\n"
+    "  -t, --timeout DUR     stop an attempt that runs longer than DUR\n"
+    "  -s, --signal SIG      signal that stops an attempt (TERM)\n"
+    "  -k, --kill-after DUR  SIGKILL a stopped attempt still alive after DUR (10s)\n"
+    "Backoff:\n"
+    "  -b, --base DUR        first delay step (1s)\n"
+    "  -f, --factor X        growth of the step per attempt, at least 1 (2)\n"
+    "  -c, --cap DUR         largest delay, also --max-delay (30s)\n"
+    "  -j, --jitter MODE     none, full, equal or decorrelated (equal)\n"
+    "      --seed N          seed the generator for a reproducible schedule\n"
+    "Which failures:\n"
+    "  -o, --on CODES        retry these exit statuses (1-125,128-255)\n"
+    "  -x, --stop-on CODES   never retry these, even when listed by --on\n"
+    "  -K, --key TOKEN       idempotency key for every attempt (a new UUID)\n"
+    "Messages:\n"
+    "      --dry-run         print the delay schedule and exit, running nothing\n"
+    "  -q, --quiet           print only usage errors and retry's own failures\n"
+    "  -v, --verbose         also print the policy, each delay's origin, a summary\n"
+    "  -h, --help            print this help and exit\n"
+    "  -V, --version         print the version and exit\n"
+    "\n"
+    "DUR is a number with a unit ms, s, m or h, or several (1m30s); no unit\n"
+    "means seconds.  CODES lists exit statuses and ranges, such as 1,75-78.\n"
+    "A command killed by signal S has status 128+S.  See retry(1).\n";
+
+static const struct option longopts[] = {
+	{ "attempts",	required_argument,	NULL, 'n' },
+	{ "base",	required_argument,	NULL, 'b' },
+	{ "cap",	required_argument,	NULL, 'c' },
+	{ "deadline",	required_argument,	NULL, 'd' },
+	{ "dry-run",	no_argument,		NULL, OPT_DRY_RUN },
+	{ "factor",	required_argument,	NULL, 'f' },
+	{ "help",	no_argument,		NULL, 'h' },
+	{ "jitter",	required_argument,	NULL, 'j' },
+	{ "key",	required_argument,	NULL, 'K' },
+	{ "kill-after",	required_argument,	NULL, 'k' },
+	{ "max-delay",	required_argument,	NULL, 'c' },
+	{ "on",		required_argument,	NULL, 'o' },
+	{ "quiet",	no_argument,		NULL, 'q' },
+	{ "seed",	required_argument,	NULL, OPT_SEED },
+	{ "signal",	required_argument,	NULL, 's' },
+	{ "stop-on",	required_argument,	NULL, 'x' },
+	{ "timeout",	required_argument,	NULL, 't' },
+	{ "verbose",	no_argument,		NULL, 'v' },
+	{ "version",	no_argument,		NULL, 'V' },
+	{ NULL,		0,			NULL, 0 }
+};
+
+static const struct signame {
+	const char	*name;
+	int		 number;
+} signames[] = {
+	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
+	{ "ILL", SIGILL }, { "TRAP", SIGTRAP }, { "ABRT", SIGABRT },
+	{ "BUS", SIGBUS }, { "FPE", SIGFPE }, { "KILL", SIGKILL },
+	{ "USR1", SIGUSR1 }, { "SEGV", SIGSEGV }, { "USR2", SIGUSR2 },
+	{ "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
+	{ "CHLD", SIGCHLD }, { "CONT", SIGCONT }, { "STOP", SIGSTOP },
+	{ "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+	{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ },
+	{ "VTALRM", SIGVTALRM }, { "PROF", SIGPROF }, { "SYS", SIGSYS },
+#ifdef SIGWINCH
+	{ "WINCH", SIGWINCH },
+#endif
+#ifdef SIGIO
+	{ "IO", SIGIO },
+#endif
+#ifdef SIGPWR
+	{ "PWR", SIGPWR },
+#endif
+};
+#define NSIGNAMES	(sizeof(signames) / sizeof(signames[0]))
+
+/* "SIGKILL", or "signal 34" for one without a name here. */
+const char *
+signal_name(char *buf, size_t size, int sig)
+{
+	size_t i;
+
+	for (i = 0; i < NSIGNAMES; i++)
+		if (signames[i].number == sig) {
+			(void)snprintf(buf, size, "SIG%s", signames[i].name);
+			return buf;
+		}
+	(void)snprintf(buf, size, "signal %d", sig);
+	return buf;
+}
+
+/* SIG: a name with or without SIG, in any case, or a number. */
+static int
+parse_signal(const char *s, int *sig)
+{
+	sigset_t probe;
+	long n;
+	size_t i;
+
+	if (parse_count(s, INT_MAX, &n) == NULL) {
+		/* sigaddset knows which numbers are signals here. */
+		sigemptyset(&probe);
+		if (n == 0 || sigaddset(&probe, (int)n) == -1)
+			return 0;
+		*sig = (int)n;
+		return 1;
+	}
+	if (strncasecmp(s, "SIG", 3) == 0)
+		s += 3;
+	for (i = 0; i < NSIGNAMES; i++)
+		if (strcasecmp(s, signames[i].name) == 0) {
+			*sig = signames[i].number;
+			return 1;
+		}
+	return 0;
+}
+
+/* Writes one line for the caller to print; returns PARSED_ERROR. */
+static enum parsed
+failure(char *err, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(err, size, fmt, ap);	/* a long value may be cut */
+	va_end(ap);
+	return PARSED_ERROR;
+}
+
+/* "--s": the start of more than one long option. */
+static int
+ambiguous(const char *typed)
+{
+	size_t len = strcspn(typed + 2, "="), i, n = 0;
+
+	for (i = 0; longopts[i].name != NULL; i++)
+		n += strncmp(longopts[i].name, typed + 2, len) == 0;
+	return n > 1;
+}
+
+/*
+ * getopt_long found no option or no value; says which, as typed.  A value
+ * is missing only at the end, so the last word read is the option; an
+ * unknown letter can be inside a bundle, so it is named alone.
+ */
+static enum parsed
+bad_option(int c, char *argv[], char *err, size_t size)
+{
+	const char *typed = argv[optind - 1];
+	int known = optopt > UCHAR_MAX ||
+	    (optopt != 0 && strchr(OPTSTRING + 2, optopt) != NULL);
+
+	if (c == ':' && strncmp(typed, "--", 2) == 0)
+		return failure(err, size, "option '%s' needs a value", typed);
+	if (c == ':')
+		return failure(err, size, "option '-%c' needs a value", optopt);
+	if (optopt == 0 && ambiguous(typed))
+		return failure(err, size, "ambiguous option '%s'", typed);
+	if (optopt == 0)
+		return failure(err, size, "unknown option '%s'", typed);
+	if (known)	/* a long option without value was given one */
+		return failure(err, size, "option '%s' takes no value", typed);
+	return failure(err, size, "unknown option '-%c'", optopt);
+}
+
+static const char *
+positive_duration(const char *arg, int64_t *ns)
+{
+	const char *why = parse_duration(arg, ns);
+
+	if (why == NULL && *ns == 0)
+		why = "must be greater than 0";
+	return why;
+}
+
+/*
+ * Stores the value of option c in *p; returns NULL, or why the value is
+ * not good.  Repeated --on and --stop-on add up; other options replace.
+ */
+static const char *
+take_value(int c, const char *arg, struct policy *p, struct codes *on)
+{
+	switch (c) {
+	case 'b':
+		return positive_duration(arg, &p->base);
+	case 'c':
+		return parse_duration(arg, &p->cap);
+	case 'd':
+		return positive_duration(arg, &p->deadline);
+	case 'f':
+		return parse_factor(arg, &p->factor);
+	case 'j':
+		return parse_jitter(arg, &p->jitter);
+	case 'K':
+		p->key = arg;
+		return *arg == '\0' ? "must not be empty" : NULL;
+	case 'k':
+		return parse_duration(arg, &p->kill_after);
+	case 'n':
+		return parse_count(arg, INT_MAX, &p->attempts);
+	case 'o':
+		return parse_codes(arg, on);
+	case 's':
+		return parse_signal(arg, &p->signal) ? NULL : "unknown signal";
+	case 't':
+		return positive_duration(arg, &p->timeout);
+	case 'x':
+		return parse_codes(arg, &p->stop_on);
+	case OPT_SEED:
+		p->seeded = 1;
+		return parse_seed(arg, &p->seed);
+	}
+	return "unexpected option";	/* not reached: getopt knows them all */
+}
+
+static void
+set_defaults(struct policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->attempts = 5;
+	p->signal = SIGTERM;
+	p->kill_after = 10 * NS_PER_SEC;
+	p->base = NS_PER_SEC;
+	p->factor = 2;
+	p->cap = 30 * NS_PER_SEC;
+	p->jitter = JITTER_EQUAL;
+	p->verbosity = NORMAL;
+}
+
+/*
+ * Fills *p from the command line, or writes into err the one line that
+ * names the first bad option and its value.  Options stop at the first
+ * operand, so the command's own options are never taken for retry's.
+ */
+enum parsed
+parse_options(int argc, char *argv[], struct policy *p, char *err,
+    size_t errsize)
+{
+	const char *why, *base_arg = NULL, *cap_arg = NULL;
+	struct codes on;
+	int c, longindex, have_on = 0;
+
+	set_defaults(p);
+	memset(&on, 0, sizeof(on));
+	opterr = 0;
+	optind = 0;	/* glibc: start afresh, also on a second call */
+	while (longindex = -1, (c = getopt_long(argc, argv, OPTSTRING,
+	    longopts, &longindex)) != -1) {
+		switch (c) {
+		case 'h':
+			return PARSED_HELP;
+		case 'V':
+			return PARSED_VERSION;
+		case 'q':
+			p->verbosity = QUIET;
+			continue;
+		case 'v':
+			p->verbosity = VERBOSE;
+			continue;
+		case OPT_DRY_RUN:
+			p->dry_run = 1;
+			continue;
+		case ':':
+		case '?':
+			return bad_option(c, argv, err, errsize);
+		}
+		if ((why = take_value(c, optarg, p, &on)) != NULL) {
+			if (longindex >= 0)
+				return failure(err, errsize, "--%s '%s': %s",
+				    longopts[longindex].name, optarg, why);
+			return failure(err, errsize, "-%c '%s': %s", c, optarg,
+			    why);
+		}
+		if (c == 'b')
+			base_arg = optarg;
+		else if (c == 'c')
+			cap_arg = optarg;
+		else if (c == 'o')
+			have_on = 1;
+	}
+	p->argv = argv + optind;
+	if (p->cap < p->base && cap_arg == NULL)
+		return failure(err, errsize, "--base '%s' is above the default "
+		    "--cap '30s'", base_arg);
+	if (p->cap < p->base)
+		return failure(err, errsize, "--cap '%s' is below --base '%s'",
+		    cap_arg, base_arg ? base_arg : "1s");
+	if (!have_on)
+		(void)parse_codes("1-125,128-255", &on);
+	p->on = on;
+	if (*p->argv == NULL && !p->dry_run)
+		return failure(err, errsize, "no command given");
+	return PARSED_RUN;
+}

@@ -1,0 +1,40 @@
+/*
+ * The command line of retry, checked and turned into a policy.  Nothing
+ * here prints or exits, so that tests and the fuzzer can drive it.
+ */
+#ifndef OPTIONS_H
+#define OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backoff.h"
+
+enum verbosity { QUIET, NORMAL, VERBOSE };
+enum parsed { PARSED_RUN, PARSED_HELP, PARSED_VERSION, PARSED_ERROR };
+
+/* What the command line asked for. */
+struct policy {
+	long		 attempts;	/* 0: unlimited */
+	int64_t		 deadline;	/* ns from start; 0: none */
+	int64_t		 timeout;	/* ns; 0: none */
+	int		 signal;
+	int64_t		 kill_after;
+	int64_t		 base, cap;
+	double		 factor;
+	enum jitter	 jitter;
+	int		 seeded;
+	uint64_t	 seed;
+	struct codes	 on, stop_on;
+	const char	*key;
+	int		 dry_run;
+	enum verbosity	 verbosity;
+	char		**argv;		/* the command; may be empty with dry_run */
+};
+
+extern const char help_text[];	/* the usage line and the options */
+
+enum parsed	 parse_options(int, char *[], struct policy *, char *, size_t);
+const char	*signal_name(char *, size_t, int);
+
+#endif
