@@ -16,7 +16,7 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 SRCS = retry.c options.c backoff.c
 HDRS = backoff.h options.h
 
-.PHONY: all test check-sanitize install uninstall clean
+.PHONY: all test check-sanitize fuzz install uninstall clean
 
 all: retry
 
@@ -42,6 +42,27 @@ check-sanitize:
 		sh tests/run-bats tests
 	$(MAKE) clean
 
+# libFuzzer targets (clang and its runtime, Debian's libclang-rt-14-dev):
+# each runs FUZZTIME seconds from the seeds in tests/fuzz/corpus/.
+FUZZCC = clang
+FUZZTIME = 60
+FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all
+FUZZERS = tests/fuzz/duration tests/fuzz/codes tests/fuzz/options
+
+fuzz: $(FUZZERS)
+	for f in $(FUZZERS); do \
+		name=$${f##*/}; mkdir -p tests/fuzz/work/$$name && \
+		$$f -max_total_time=$(FUZZTIME) -print_final_stats=1 \
+		    -artifact_prefix=tests/fuzz/work/$$name- \
+		    tests/fuzz/work/$$name tests/fuzz/corpus/$$name || exit 1; \
+	done
+
+$(FUZZERS): options.c backoff.c \
+    options.h backoff.h
+	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_$(@F).c \
+		options.c backoff.c -lm
+
 install: retry
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	cp retry $(DESTDIR)$(BINDIR)/retry
@@ -51,4 +72,5 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/retry $(DESTDIR)$(MANDIR)/man1/retry.1
 
 clean:
-	rm -f retry tests/ptyrun
+	rm -f retry tests/ptyrun $(FUZZERS)
+	rm -rf tests/fuzz/work

@@ -53,7 +53,8 @@ scan_unit(const char **p)
 
 /*
  * Reads a decimal number "12", "12.5" or ".5" at *p into its whole part
- * (saturating above DUR_MAX) and fraction.  Returns 0 if there is none.
+ * (held at DUR_MAX + 1 once it is larger) and fraction.  Returns 0 if
+ * there is none.
  */
 static int
 scan_decimal(const char **p, int64_t *whole, double *frac)
@@ -65,7 +66,9 @@ scan_decimal(const char **p, int64_t *whole, double *frac)
 	*whole = 0;
 	*frac = 0;
 	for (; is_digit(*s); s++, digits++)
-		if (*whole <= DUR_MAX)
+		if (*whole > DUR_MAX / 10)
+			*whole = DUR_MAX + 1;	/* too large, whatever follows */
+		else
 			*whole = *whole * 10 + (*s - '0');
 	if (*s == '.') {
 		s++;

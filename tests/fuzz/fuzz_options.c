@@ -1,0 +1,74 @@
+/*
+ * libFuzzer target: the whole option parser on an argv made of the input's
+ * lines, and for an accepted policy the schedule a dry run would print:
+ * every delay in [0, cap], never NaN.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../backoff.h"
+#include "../../options.h"
+
+#define MAXARGS		64
+#define MAXDELAYS	2000
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+static void
+check_schedule(const struct policy *p)
+{
+	struct backoff b;
+	struct rng r;
+	struct step st;
+	int64_t d;
+	long i;
+
+	rng_seed(&r, p->seed);
+	backoff_init(&b, p->base, p->factor, p->cap, p->jitter);
+	for (i = 0; i < MAXDELAYS && (p->attempts == 0 || i < p->attempts);
+	    i++) {
+		d = backoff_next(&b, &r, &st);
+		if (d < 0 || d > p->cap || st.lo > st.hi || isnan(b.prev))
+			abort();
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *argv[MAXARGS + 2], *s = malloc(size + 1), *line, err[1024];
+	struct policy p;
+	int argc = 0;
+
+	if (s == NULL)
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+	argv[argc++] = "retry";
+	for (line = s; argc <= MAXARGS; line++) {
+		argv[argc++] = line;
+		if ((line = strchr(line, '\n')) == NULL)
+			break;
+		*line = '\0';
+	}
+	argv[argc] = NULL;
+	err[0] = '\0';
+	switch (parse_options(argc, argv, &p, err, sizeof(err))) {
+	case PARSED_RUN:
+		if (p.base <= 0 || p.cap < p.base || !(p.factor >= 1))
+			abort();
+		check_schedule(&p);
+		break;
+	case PARSED_ERROR:
+		/* One line, naming the problem. */
+		if (err[0] == '\0' || strchr(err, '\n') != NULL)
+			abort();
+		break;
+	default:
+		break;
+	}
+	free(s);
+	return 0;
+}
