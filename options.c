@@ -260,6 +260,7 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
     size_t errsize)
 {
 	const char *why, *base_arg = NULL, *cap_arg = NULL;
+	const char *base_opt = "--base", *cap_opt = "--cap";
 	struct codes on;
 	int c, longindex, have_on = 0;
 
@@ -294,20 +295,26 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 			return failure(err, errsize, "-%c '%s': %s", c, optarg,
 			    why);
 		}
-		if (c == 'b')
+		if (c == 'b') {
 			base_arg = optarg;
-		else if (c == 'c')
+			base_opt = longindex < 0 ? "-b" : "--base";
+		}
+		else if (c == 'c') {
 			cap_arg = optarg;
+			cap_opt = longindex < 0 ? "-c" :
+			    longopts[longindex].name[0] == 'm' ? "--max-delay" :
+			    "--cap";
+		}
 		else if (c == 'o')
 			have_on = 1;
 	}
 	p->argv = argv + optind;
 	if (p->cap < p->base && cap_arg == NULL)
-		return failure(err, errsize, "--base '%s' is above the default "
-		    "--cap '30s'", base_arg);
+		return failure(err, errsize, "%s '%s' is above the default "
+		    "--cap '30s'", base_opt, base_arg);
 	if (p->cap < p->base)
-		return failure(err, errsize, "--cap '%s' is below --base '%s'",
-		    cap_arg, base_arg ? base_arg : "1s");
+		return failure(err, errsize, "%s '%s' is below %s '%s'",
+		    cap_opt, cap_arg, base_opt, base_arg ? base_arg : "1s");
 	if (!have_on)
 		(void)parse_codes("1-125,128-255", &on);
 	p->on = on;

@@ -265,18 +265,20 @@ fmt_duration(char *buf, size_t size, int64_t ns)
 	return buf;
 }
 
-/* Seconds with exactly three decimals, rounded to the nearest ms. */
+/*
+ * sec + ns as seconds with exactly three decimals, cut (not rounded) to
+ * the millisecond, so that a total short of the deadline never shows it.
+ */
 static const char *
-fmt_seconds(char *buf, size_t size, int64_t ns)
+fmt_seconds(char *buf, size_t size, int64_t sec, int64_t ns)
 {
-	int64_t ms = (ns + 500000) / 1000000;
+	int64_t ms = ns / 1000000;
 
-	(void)snprintf(buf, size, "%lld.%03lld", (long long)(ms / 1000),
+	(void)snprintf(buf, size, "%lld.%03lld", (long long)(sec + ms / 1000),
 	    (long long)(ms % 1000));
 	return buf;
 }
 
-/* "1-125,128-255": the set as the shortest list of ranges. */
 static const char *
 fmt_codes(char *buf, size_t size, const struct codes *set)
 {
@@ -350,13 +352,10 @@ parse_unix_time(const char *s, int64_t *ns)
 	for (; isdigit((unsigned char)*s); s++)
 		if ((sec = sec * 10 + (*s - '0')) > INT64_C(9000000000))
 			return 0;
-	if (*s == '.') {
-		if (!isdigit((unsigned char)*++s))
-			return 0;
-		for (; isdigit((unsigned char)*s); s++)
+	if (*s == '.')		/* "5." is 5, as in durations */
+		for (s++; isdigit((unsigned char)*s); s++)
 			if (scale > 1)
 				frac += (*s - '0') * (scale /= 10);
-	}
 	if (*s != '\0')
 		return 0;
 	*ns = sec * NS_PER_SEC + frac;
@@ -391,12 +390,14 @@ find_deadline(const struct policy *p, int64_t start, int *outer)
 /*
  * --dry-run: a line per delay, "attempt<TAB>delay<TAB>total", up to where
  * the attempts or the deadline would end the run, attempts taking no time.
+ * The total is kept in whole seconds and nanoseconds: with no deadline it
+ * may pass what int64 nanoseconds hold.
  */
 static int
 print_schedule(const struct policy *p, struct run *r)
 {
 	char d[32], t[32];
-	int64_t delay, total = 0, budget;
+	int64_t delay, budget, sec = 0, ns = 0;
 	long next;
 	int outer;
 
@@ -405,11 +406,16 @@ print_schedule(const struct policy *p, struct run *r)
 		usage_error("--dry-run with unlimited attempts needs a --deadline");
 	for (next = 2; p->attempts == 0 || next <= p->attempts; next++) {
 		delay = backoff_next(&r->backoff, &r->rng, NULL);
-		if (delay >= budget - total)
+		/* Before the deadline, sec * NS_PER_SEC + ns < budget fits. */
+		if (budget != NEVER && delay >= budget - (sec * NS_PER_SEC + ns))
 			break;
-		total += delay;
-		if (printf("%ld\t%s\t%s\n", next, fmt_seconds(d, sizeof(d), delay),
-		    fmt_seconds(t, sizeof(t), total)) < 0)
+		sec += delay / NS_PER_SEC;
+		if ((ns += delay % NS_PER_SEC) >= NS_PER_SEC) {
+			sec++;
+			ns -= NS_PER_SEC;
+		}
+		if (printf("%ld\t%s\t%s\n", next, fmt_seconds(d, sizeof(d), 0,
+		    delay), fmt_seconds(t, sizeof(t), sec, ns)) < 0)
 			break;	/* close_stdout() reports it */
 	}
 	return close_stdout();
@@ -429,6 +435,23 @@ export_number(const char *name, long n)
 
 	(void)snprintf(buf, sizeof(buf), "%ld", n);
 	export(name, buf);
+}
+
+/*
+ * RETRY_ATTEMPT, rewritten in place: setenv(3) would keep every old value
+ * allocated, and a run with unlimited attempts would grow without end.
+ */
+static void
+export_attempt(long attempt)
+{
+	static char var[] = "RETRY_ATTEMPT=-9223372036854775808";
+	static int in_environ;
+
+	(void)snprintf(var + strlen("RETRY_ATTEMPT="),
+	    sizeof(var) - strlen("RETRY_ATTEMPT="), "%ld", attempt);
+	if (!in_environ && putenv(var) != 0)
+		fatal("putenv RETRY_ATTEMPT");
+	in_environ = 1;
 }
 
 /* A random UUID, version 4, from the kernel's generator. */
@@ -836,7 +859,7 @@ run_attempt(const struct policy *p, struct run *r)
 	r->stopping = 0;
 	r->timed_out = NOT_TIMED_OUT;
 	r->termsig = 0;
-	export_number("RETRY_ATTEMPT", r->attempt);
+	export_attempt(r->attempt);
 	if (start_child(p->argv, r))
 		watch_child(p, r);
 	take_terminal_back();
@@ -943,7 +966,7 @@ sleep_before_retry(const struct policy *p, struct run *r)
 	}
 	say("%s %s; next in %ss", attempt_label(label, sizeof(label), p, r),
 	    attempt_end(end, sizeof(end), p, r),
-	    fmt_seconds(d, sizeof(d), r->delay));
+	    fmt_seconds(d, sizeof(d), 0, r->delay));
 	explain_delay(p, &st);
 	r->interrupt = sleep_until(now + r->delay);
 	r->asleep += monotonic_now() - now;
@@ -1030,7 +1053,7 @@ report_end(const struct policy *p, const struct run *r)
 		else
 			say("%s %s; giving up: a delay of %ss would pass the "
 			    "deadline", label, end, fmt_seconds(t, sizeof(t),
-			    r->delay));
+			    0, r->delay));
 		break;
 	case INTERRUPTED:
 		if (r->interrupt != 0)
@@ -1042,8 +1065,8 @@ report_end(const struct policy *p, const struct run *r)
 	}
 	detail("%ld attempt%s in %ss, %ss asleep; stopped: %s", r->attempt,
 	    r->attempt == 1 ? "" : "s",
-	    fmt_seconds(t, sizeof(t), monotonic_now() - r->start),
-	    fmt_seconds(s, sizeof(s), r->asleep), outcome_names[r->why]);
+	    fmt_seconds(t, sizeof(t), 0, monotonic_now() - r->start),
+	    fmt_seconds(s, sizeof(s), 0, r->asleep), outcome_names[r->why]);
 }
 
 /*

@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# What every attempt finds in its environment: RETRY_ATTEMPT,
+# RETRY_MAX_ATTEMPTS, RETRY_IDEMPOTENCY_KEY, RETRY_DEADLINE (also from an
+# outer retry), and nothing else changed.
+load common
+
+UUID4='^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
+
+setup() {
+	state=$BATS_TEST_TMPDIR/state
+	# Start clean, whatever the shell running the suite has.
+	unset RETRY_ATTEMPT RETRY_MAX_ATTEMPTS RETRY_IDEMPOTENCY_KEY RETRY_DEADLINE
+}
+
+# Seconds since the epoch, with nanoseconds.
+now_s() {
+	date +%s.%N
+}
+
+@test "RETRY_ATTEMPT counts the attempts from 1" {
+	run -0 --separate-stderr "$RETRY" -q -b 10ms flaky "$state" 2
+	[ "$stderr" = "" ]
+	[ "$(cut -d' ' -f1 "$state" | tr '\n' ' ')" = "1 2 3 " ]
+	rm "$state"
+	run -1 "$RETRY" -q -n 4 -b 10ms -c 10ms flaky "$state" 9
+	[ "$(cut -d' ' -f1 "$state" | tr '\n' ' ')" = "1 2 3 4 " ]
+}
+
+@test "an inherited RETRY_ATTEMPT or RETRY_MAX_ATTEMPTS is replaced" {
+	run -0 --separate-stderr env RETRY_ATTEMPT=7 RETRY_MAX_ATTEMPTS=9 \
+	    "$RETRY" -n 2 sh -c 'echo "$RETRY_ATTEMPT $RETRY_MAX_ATTEMPTS"'
+	[ "$output" = "1 2" ]
+	[ "$stderr" = "" ]
+}
+
+@test "RETRY_MAX_ATTEMPTS is the -n value, 0 for unlimited" {
+	show='echo "$RETRY_MAX_ATTEMPTS"'
+	run -0 "$RETRY" sh -c "$show"
+	[ "$output" = 5 ]
+	run -0 "$RETRY" -n 3 sh -c "$show"
+	[ "$output" = 3 ]
+	run -0 "$RETRY" --attempts=1 sh -c "$show"
+	[ "$output" = 1 ]
+	run -0 "$RETRY" -n 0 sh -c "$show"
+	[ "$output" = 0 ]
+	# The same in every attempt.
+	run -0 --separate-stderr "$RETRY" -q -n 0 -b 10ms -c 10ms \
+	    sh -c "$show"'; [ "$RETRY_ATTEMPT" -ge 3 ]'
+	[ "$output" = "$(printf '0\n0\n0')" ]
+}
+
+@test "RETRY_IDEMPOTENCY_KEY is one UUID v4 for all attempts of a run" {
+	run -0 "$RETRY" -q -b 10ms flaky "$state" 3
+	[ "$(wc -l <"$state")" -eq 4 ]
+	[ "$(cut -d' ' -f2 "$state" | sort -u | wc -l)" -eq 1 ]
+	key=$(head -n 1 "$state" | cut -d' ' -f2)
+	[[ $key =~ $UUID4 ]]
+}
+
+@test "RETRY_IDEMPOTENCY_KEY differs between runs" {
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		"$RETRY" -n1 sh -c 'echo "$RETRY_IDEMPOTENCY_KEY"'
+	done >"$BATS_TEST_TMPDIR/keys"
+	[ "$(sort -u "$BATS_TEST_TMPDIR/keys" | wc -l)" -eq 10 ]
+	while read -r key; do
+		[[ $key =~ $UUID4 ]] || { echo "not a UUID v4: $key"; return 1; }
+	done <"$BATS_TEST_TMPDIR/keys"
+	# Also for runs started at the same instant.
+	for i in 1 2 3 4 5 6; do
+		"$RETRY" -n1 sh -c 'echo "$RETRY_IDEMPOTENCY_KEY"' \
+		    >"$BATS_TEST_TMPDIR/same-instant$i" 3>&- &
+	done
+	wait
+	[ "$(cat "$BATS_TEST_TMPDIR"/same-instant? | grep -cE "$UUID4")" -eq 6 ]
+	[ "$(sort -u "$BATS_TEST_TMPDIR"/same-instant? | wc -l)" -eq 6 ]
+}
+
+@test "RETRY_IDEMPOTENCY_KEY is --key when given" {
+	run -0 "$RETRY" -q -b 10ms --key order-1234 flaky "$state" 2
+	[ "$(cat "$state")" = "$(printf '1 order-1234\n2 order-1234\n3 order-1234')" ]
+	# Verbatim, whatever it holds, and with the short option.
+	run -0 "$RETRY" -n1 -K 'a b=c;$x' sh -c 'printf %s "$RETRY_IDEMPOTENCY_KEY"'
+	[ "$output" = 'a b=c;$x' ]
+	# --key wins over an inherited key.
+	run -0 env RETRY_IDEMPOTENCY_KEY=inherited "$RETRY" -n1 --key=mine \
+	    sh -c 'echo "$RETRY_IDEMPOTENCY_KEY"'
+	[ "$output" = mine ]
+}
+
+@test "an inherited RETRY_IDEMPOTENCY_KEY is kept" {
+	run -0 env RETRY_IDEMPOTENCY_KEY=from-outside \
+	    "$RETRY" -q -b 10ms flaky "$state" 1
+	[ "$(cat "$state")" = "$(printf '1 from-outside\n2 from-outside')" ]
+	# A nested retry passes the outer run's key on.
+	run -0 "$RETRY" -n1 sh -c 'echo "$RETRY_IDEMPOTENCY_KEY"
+		"$0" -n1 sh -c "echo \"\$RETRY_IDEMPOTENCY_KEY\""' "$RETRY"
+	[ "${#lines[@]}" -eq 2 ]
+	[[ ${lines[0]} =~ $UUID4 ]]
+	[ "${lines[1]}" = "${lines[0]}" ]
+}
+
+@test "an empty inherited RETRY_IDEMPOTENCY_KEY gets a new UUID" {
+	run -0 env RETRY_IDEMPOTENCY_KEY= "$RETRY" -n1 \
+	    sh -c 'echo "$RETRY_IDEMPOTENCY_KEY"'
+	[[ $output =~ $UUID4 ]]
+}
+
+@test "RETRY_DEADLINE is there only with a deadline" {
+	run -0 "$RETRY" -n1 sh -c 'echo "${RETRY_DEADLINE-unset}"'
+	[ "$output" = unset ]
+	run -0 "$RETRY" -n1 -t 10s sh -c 'echo "${RETRY_DEADLINE-unset}"'
+	[ "$output" = unset ]
+	run -0 "$RETRY" -n1 -d 10s sh -c 'echo "${RETRY_DEADLINE-unset}"'
+	[ "$output" != unset ]
+}
+
+@test "RETRY_DEADLINE is Unix seconds with 3 decimals, now + the deadline" {
+	before=$(now_s)
+	run -0 --separate-stderr "$RETRY" -d 10s sh -c 'echo "$RETRY_DEADLINE"'
+	after=$(now_s)
+	[[ $output =~ ^[0-9]+\.[0-9]{3}$ ]]
+	# Cut or rounded to the millisecond: within 1ms of the true instant.
+	awk -v t="$output" -v b="$before" -v a="$after" 'BEGIN {
+		if (t < b + 10 - 0.001 || t > a + 10 + 0.001) {
+			printf "%s not within [%s, %s] + 10\n", t, b, a
+			exit 1
+		}
+	}'
+	before=$(now_s)
+	run -0 "$RETRY" --deadline=1m30s sh -c 'echo "$RETRY_DEADLINE"'
+	after=$(now_s)
+	awk -v t="$output" -v b="$before" -v a="$after" \
+	    'BEGIN { exit !(t >= b + 90 - 0.001 && t <= a + 90 + 0.001) }'
+}
+
+@test "RETRY_DEADLINE is the same for every attempt" {
+	run -0 "$RETRY" -q -d 10s -b 10ms -c 20ms \
+	    sh -c 'echo "$RETRY_DEADLINE"; [ "$RETRY_ATTEMPT" -ge 3 ]'
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[1]}" = "${lines[0]}" ]
+	[ "${lines[2]}" = "${lines[0]}" ]
+}
+
+@test "nested: an outer deadline earlier than the inner one wins" {
+	out=$BATS_TEST_TMPDIR/seen
+	before=$(now_s)
+	start=$(now_ms)
+	run -124 "$RETRY" -q -d 0.3 "$RETRY" -q -d 100 \
+	    sh -c 'echo "$RETRY_DEADLINE" >"$0"; exec sleep 5' "$out"
+	elapsed=$(($(now_ms) - start))
+	[ "$elapsed" -lt 900 ]
+	seen=$(cat "$out")
+	[[ $seen =~ ^[0-9]+\.[0-9]{3}$ ]]
+	# The outer's now + 0.3s, not the inner's now + 100s.
+	awk -v t="$seen" -v b="$before" 'BEGIN {
+		if (t < b + 0.3 - 0.001 || t > b + 0.3 + 0.3) {
+			printf "innermost saw %s; started at %s\n", t, b
+			exit 1
+		}
+	}'
+}
+
+@test "nested: an inner deadline earlier than the outer one wins" {
+	out=$BATS_TEST_TMPDIR/seen
+	before=$(now_s)
+	start=$(now_ms)
+	# -n1: the outer would retry the inner's 124 until its own deadline.
+	run -124 "$RETRY" -q -n1 -d 100 "$RETRY" -q -d 0.3 \
+	    sh -c 'echo "$RETRY_DEADLINE" >"$0"; exec sleep 5' "$out"
+	elapsed=$(($(now_ms) - start))
+	[ "$elapsed" -lt 900 ]
+	awk -v t="$(cat "$out")" -v b="$before" \
+	    'BEGIN { exit !(t >= b + 0.3 - 0.001 && t <= b + 0.3 + 0.3) }'
+}
+
+@test "a RETRY_DEADLINE from the environment bounds the run like an outer retry" {
+	when=$(now_s | awk '{ printf "%.3f", $1 + 0.5 }')
+	start=$(now_ms)
+	run -124 env RETRY_DEADLINE="$when" "$RETRY" -q -d 100 \
+	    sh -c 'echo "$RETRY_DEADLINE"; exec sleep 5'
+	elapsed=$(($(now_ms) - start))
+	[ "$output" = "$when" ]
+	[ "$elapsed" -lt 1500 ]
+}
+
+# env_of FILE RETRY-ARGS...: the environment the command sees, run through
+# retry with RETRY-ARGS (or directly without any), one NUL-ended entry each,
+# sorted, without retry's four variables and "_".
+env_of() {
+	local file=$1
+	shift
+	"$@" env -0 | grep -zv -e '^_=' -e '^RETRY_ATTEMPT=' \
+	    -e '^RETRY_MAX_ATTEMPTS=' -e '^RETRY_IDEMPOTENCY_KEY=' \
+	    -e '^RETRY_DEADLINE=' | sort -z >"$file"
+}
+
+@test "nothing else in the environment changes" {
+	dir=$BATS_TEST_TMPDIR
+	# Awkward entries must come through as they are.
+	export RETRY_TEST_NEWLINE=$'two\nlines' RETRY_TEST_EMPTY= \
+	    RETRY_TEST_EQUALS='a=b=c' RETRY_OTHER=kept
+	env_of "$dir/direct"
+	env_of "$dir/retried" "$RETRY"
+	env_of "$dir/deadline" "$RETRY" -q -n 3 -d 10s -t 5s -K key -b 10ms
+	[ -s "$dir/direct" ]
+	grep -qz '^RETRY_OTHER=kept$' "$dir/direct"
+	cmp "$dir/direct" "$dir/retried"
+	cmp "$dir/direct" "$dir/deadline"
+	# And retry's own are exactly these.
+	run -0 "$RETRY" env
+	[ "$(grep -o '^RETRY_[A-Z_]*=' <<<"$output" | grep -v -e OTHER -e TEST | sort |
+	    tr '\n' ' ')" = "RETRY_ATTEMPT= RETRY_IDEMPOTENCY_KEY= RETRY_MAX_ATTEMPTS= " ]
+	run -0 "$RETRY" -d 10s env
+	[ "$(grep -o '^RETRY_[A-Z_]*=' <<<"$output" | grep -v -e OTHER -e TEST | sort |
+	    tr '\n' ' ')" = "RETRY_ATTEMPT= RETRY_DEADLINE= RETRY_IDEMPOTENCY_KEY= RETRY_MAX_ATTEMPTS= " ]
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bats
+# Children that fight back, and environments at their limits.
+load common
+
+# A child that ignores SIGTERM and keeps running: only SIGKILL ends it.
+stubborn='trap "" TERM; echo started >>"$0"; while :; do sleep 0.01; done'
+
+@test "a child that ignores SIGTERM at its timeout is killed after --kill-after" {
+	log=$BATS_TEST_TMPDIR/log
+	start=$(now_ms)
+	run -124 "$RETRY" -q -n1 -t 50ms -k 100ms sh -c "$stubborn" "$log"
+	elapsed=$(($(now_ms) - start))
+	[ "$elapsed" -ge 140 ]
+	[ "$elapsed" -lt 2000 ]
+}
+
+@test "a child that ignores SIGTERM at the deadline: 124, overrun bounded by --kill-after" {
+	log=$BATS_TEST_TMPDIR/log
+	start=$(now_ms)
+	run -124 "$RETRY" -d 200ms -k 100ms sh -c "$stubborn" "$log"
+	elapsed=$(($(now_ms) - start))
+	[ "$elapsed" -ge 290 ]
+	# deadline + kill-after + process start-up and a loaded machine's slack
+	[ "$elapsed" -lt 1500 ]
+	[ "$(wc -l <"$log")" -eq 1 ]
+	[[ $output == "retry: attempt 1/5 timed out at the deadline; giving up" ]]
+}
+
+@test "grandchildren that ignore SIGTERM die with a timed-out attempt" {
+	pids=$BATS_TEST_TMPDIR/pids
+	run -124 "$RETRY" -q -n1 -t 100ms -k 50ms sh -c '
+		sh -c "trap \"\" TERM; while :; do sleep 0.01; done" & echo $! >>"$0"
+		sleep 0.01 & echo $! >>"$0"; wait' "$pids"
+	for pid in $(cat "$pids"); do
+		! alive "$pid"
+	done
+}
+
+@test "a child that forks a daemon and exits does not hold retry" {
+	start=$(now_ms)
+	run -0 "$RETRY" -n1 sh -c 'exec 0<&- 1>&- 2>&-; setsid sleep 3 & exit 0'
+	[ $(($(now_ms) - start)) -lt 2000 ]
+	pkill -f '^sleep 3$' || true
+}
+
+@test "a child that closes its stdio fails and is retried as usual" {
+	run -3 "$RETRY" -b 1ms -n 2 sh -c 'exec 0<&- 1>&- 2>&-; exit 3'
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "a closed stderr does not kill retry, and the child still gets SIGPIPE" {
+	status_file=$BATS_TEST_TMPDIR/status
+	sig_file=$BATS_TEST_TMPDIR/sigign
+	# The reader of retry's stderr is gone before retry writes its message.
+	{ sleep 0.1; rc=0
+	  "$RETRY" -b 1ms -n 2 sh -c 'grep SigIgn /proc/self/status >"$0"; exit 7' "$sig_file" 2>&1 >/dev/null || rc=$?
+	  echo "$rc" >"$status_file"; } | true
+	wait_for "$status_file"
+	[ "$(cat "$status_file")" -eq 7 ]
+	# SIGPIPE is signal 13: bit 12 of the ignored mask must be clear.
+	mask=$(awk '{print $2}' "$sig_file")
+	[ $(( 0x$mask & (1 << 12) )) -eq 0 ]
+}
+
+@test "retry writing to a broken stderr keeps its exit status semantics" {
+	run bash -c '"$0" -b 1ms -n 3 false 2> >(exec 0<&-; true); echo "status=$?"' "$RETRY"
+	[[ $output == *"status=1"* ]]
+}
+
+# bats test_tags=slow
+@test "10000 attempts: descriptors and memory of retry do not grow" {
+	# setenv(3) for RETRY_ATTEMPT once leaked a few bytes per attempt.
+	samples=$BATS_TEST_TMPDIR/samples
+	"$RETRY" -q -n 10000 -j none -b 0.1ms -c 0.1ms false 3>&- &
+	pid=$!
+	sample() {
+		echo "$(ls /proc/$pid/fd | wc -l) $(awk '/VmRSS/ {print $2}' /proc/$pid/status)" >>"$samples"
+	}
+	sleep 0.3
+	sample
+	while alive "$pid"; do
+		sample 2>/dev/null || break
+		sleep 0.5
+	done
+	run -1 wait "$pid"
+	awk 'NF == 2' "$samples" >"$samples.ok"
+	[ "$(wc -l <"$samples.ok")" -ge 3 ]
+	# At most the two ends of the exec pipe come and go.
+	read -r min max < <(awk 'NR == 1 || $1 < min { min = $1 } $1 > max { max = $1 } END { print min, max }' "$samples.ok")
+	[ "$max" -le $((min + 2)) ]
+	# RSS in kB, from the second sample on: a page or two of noise, no growth.
+	second=$(sed -n 2p "$samples.ok")
+	last=$(tail -n1 "$samples.ok")
+	[ $(( ${last##* } - ${second##* } )) -lt 32 ]
+}
+
+@test "an argument list close to ARG_MAX is passed through whole" {
+	# Half of ARG_MAX in 1000-byte arguments, under the 128 KiB per-argument limit.
+	n=$(( $(getconf ARG_MAX) / 2 / 1001 ))
+	run -0 bash -c 'arg=$(printf "%01000d" 0); set --; for i in $(seq '"$n"'); do set -- "$@" "$arg"; done
+		"$0" -n1 sh -c "echo \$#" sh "$@"' "$RETRY"
+	[ "$output" = "$n" ]
+}
+
+@test "an environment too large for the command gives a clear error, 126, one attempt" {
+	# The key is one string; as RETRY_IDEMPOTENCY_KEY=... it passes the
+	# kernel's 128 KiB limit for one string, so exec fails with E2BIG.
+	key=$(printf "%0131060d" 0)
+	run --separate-stderr -126 "$RETRY" -K "$key" true
+	[ "$stderr" = "retry: cannot run 'true': Argument list too long" ]
+}
+
+@test "a duration whose digits overflow 64 bits is refused (found by the fuzzer)" {
+	value=$(cat "$BATS_TEST_DIRNAME/fuzz/corpus/duration/crash-multiply-overflow")
+	run --separate-stderr -125 "$RETRY" -b "$value" true
+	[ "$stderr" = "retry: -b '$value': duration too large" ]
+}
