@@ -16,7 +16,8 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 SRCS = retry.c options.c backoff.c
 HDRS = backoff.h options.h
 
-.PHONY: all test check-sanitize fuzz install uninstall clean
+.PHONY: all test check check-build check-static check-valgrind \
+	check-sanitize fuzz deps install uninstall clean
 
 all: retry
 
@@ -31,6 +32,40 @@ tests/ptyrun: tests/ptyrun.c
 
 test: retry tests/ptyrun
 	@sh tests/run-bats tests
+
+# The longer checks, run by CI after make test (see README.md).
+check: check-build check-static check-valgrind check-sanitize
+	$(MAKE) fuzz FUZZTIME=30
+
+# The tools that make check needs, from Debian's packages (as root).
+deps:
+	apt-get update
+	apt-get install -y clang libclang-rt-14-dev valgrind cppcheck \
+		clang-tidy mandoc
+
+# Warning-free with gcc and clang, C99 and C11, -O0 and -O2.
+check-build:
+	for cc in gcc clang; do for std in c99 c11; do for opt in -O0 -O2; do \
+		echo "$$cc -std=$$std $$opt"; \
+		$$cc -std=$$std $$opt -Wall -Wextra -Wpedantic -Werror \
+		    $(RETRY_CPPFLAGS) -o retry.check $(SRCS) -lm || exit 1; \
+	done; done; done
+	rm -f retry.check
+
+# cppcheck's variableScope wants declarations where first used; style(9)
+# puts them at the top of the block, so that one is off.
+TIDYCHECKS = -*,bugprone-*,cert-*,clang-analyzer-*,misc-*,performance-*
+TIDYOFF = -bugprone-easily-swappable-parameters,-misc-unused-parameters
+check-static:
+	cppcheck --enable=warning,style,performance,portability --std=c99 \
+		--suppress=variableScope --inline-suppr --quiet \
+		--error-exitcode=1 $(RETRY_CPPFLAGS) $(SRCS) tests/ptyrun.c
+	clang-tidy --quiet --warnings-as-errors='*' \
+		-checks='$(TIDYCHECKS),portability-*,$(TIDYOFF)' \
+		$(SRCS) tests/ptyrun.c -- -std=c99 $(RETRY_CPPFLAGS)
+
+check-valgrind: retry
+	sh tests/valgrind.sh
 
 # The whole suite against an AddressSanitizer and UBSan build.
 check-sanitize:

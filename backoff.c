@@ -72,8 +72,10 @@ scan_decimal(const char **p, int64_t *whole, double *frac)
 			*whole = *whole * 10 + (*s - '0');
 	if (*s == '.') {
 		s++;
-		for (; is_digit(*s); s++, digits++, scale /= 10)
+		for (; is_digit(*s); s++, digits++) {
 			*frac += (*s - '0') * scale;
+			scale /= 10;
+		}
 	}
 	if (digits == 0)
 		return 0;
@@ -106,7 +108,8 @@ parse_duration(const char *s, int64_t *ns)
 		last = u;
 		if (whole > DUR_MAX / units[u].ns)
 			return "duration too large";
-		part = whole * units[u].ns + (int64_t)(frac * units[u].ns + 0.5);
+		part = whole * units[u].ns +
+		    (int64_t)(frac * (double)units[u].ns + 0.5);
 		if (part > DUR_MAX - total)
 			return "duration too large";
 		total += part;

@@ -39,10 +39,17 @@ static struct timespec	 start;
 static void
 die(const char *what)
 {
-	fprintf(stderr, "ptyrun: %s: %s\n", what, strerror(errno));
+	(void)fprintf(stderr, "ptyrun: %s: %s\n", what, strerror(errno));
 	if (job > 0)
 		(void)kill(-job, SIGKILL);
 	exit(99);
+}
+
+static void
+set_signal(int sig, void (*action)(int))
+{
+	if (signal(sig, action) == SIG_ERR)
+		die("signal");
 }
 
 static long
@@ -66,7 +73,7 @@ pump(int timeout_ms)
 	int r;
 
 	if (elapsed_ms() > limit_ms) {
-		fprintf(stderr, "ptyrun: timed out\n");
+		(void)fprintf(stderr, "ptyrun: timed out\n");
 		(void)kill(-job, SIGKILL);
 		exit(99);
 	}
@@ -96,7 +103,7 @@ wait_output(const char *text)
 
 	while ((at = strstr(seen, text)) == NULL)
 		if (!pump(10)) {
-			fprintf(stderr, "ptyrun: never saw '%s'\n", text);
+			(void)fprintf(stderr, "ptyrun: never saw '%s'\n", text);
 			exit(99);
 		}
 	/* Keep what follows the match for the next -o. */
@@ -143,7 +150,7 @@ static void
 report(int status)
 {
 	if (WIFSTOPPED(status))
-		fprintf(stderr, "ptyrun: stopped by signal %d\n",
+		(void)fprintf(stderr, "ptyrun: stopped by signal %d\n",
 		    WSTOPSIG(status));
 }
 
@@ -169,9 +176,9 @@ start_job(char **argv, int background, const char *slave_name)
 			die("dup2");
 		if (slave > 2)
 			close(slave);
-		signal(SIGTTOU, SIG_DFL);
-		signal(SIGTTIN, SIG_DFL);
-		signal(SIGTSTP, SIG_DFL);
+		set_signal(SIGTTOU, SIG_DFL);
+		set_signal(SIGTTIN, SIG_DFL);
+		set_signal(SIGTSTP, SIG_DFL);
 		execvp(argv[0], argv);
 		die(argv[0]);
 	}
@@ -194,9 +201,9 @@ main(int argc, char *argv[])
 		if (strcmp(argv[i], "-b") == 0)
 			background = 1;
 		else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc)
-			limit_ms = atol(argv[++i]);
+			limit_ms = strtol(argv[++i], NULL, 10);
 	if (i >= argc - 1) {
-		fprintf(stderr, "usage: ptyrun [-b] [-t ms] [step ...] -- "
+		(void)fprintf(stderr, "usage: ptyrun [-b] [-t ms] [step ...] -- "
 		    "command [arg ...]\n");
 		return 99;
 	}
@@ -205,9 +212,9 @@ main(int argc, char *argv[])
 	    grantpt(master) == -1 || unlockpt(master) == -1)
 		die("posix_openpt");
 	/* A shell ignores the job-control signals; so does ours. */
-	signal(SIGTTOU, SIG_IGN);
-	signal(SIGTTIN, SIG_IGN);
-	signal(SIGTSTP, SIG_IGN);
+	set_signal(SIGTTOU, SIG_IGN);
+	set_signal(SIGTTIN, SIG_IGN);
+	set_signal(SIGTSTP, SIG_IGN);
 	/* setsid() needs a process that is not a group leader. */
 	if ((shell = fork()) == -1)
 		die("fork");
@@ -223,7 +230,7 @@ main(int argc, char *argv[])
 		if (strcmp(argv[i], "-o") == 0)
 			wait_output(argv[++i]);
 		else if (strcmp(argv[i], "-p") == 0) {
-			long until = elapsed_ms() + atol(argv[++i]);
+			long until = elapsed_ms() + strtol(argv[++i], NULL, 10);
 			while (elapsed_ms() < until)
 				pump(5);
 		} else if (strcmp(argv[i], "-i") == 0)
@@ -242,7 +249,7 @@ main(int argc, char *argv[])
 			    kill(-job, SIGCONT) == -1)
 				die("fg");
 		} else if (strcmp(argv[i], "-k") == 0) {
-			if (kill(-job, atoi(argv[++i])) == -1)
+			if (kill(-job, (int)strtol(argv[++i], NULL, 10)) == -1)
 				die("kill");
 		} else if (strcmp(argv[i], "-t") == 0)
 			i++;
@@ -253,7 +260,7 @@ main(int argc, char *argv[])
 		if (elapsed_ms() > limit_ms)
 			break;
 	if (WIFSIGNALED(status)) {
-		fprintf(stderr, "ptyrun: killed by signal %d\n",
+		(void)fprintf(stderr, "ptyrun: killed by signal %d\n",
 		    WTERMSIG(status));
 		return 128 + WTERMSIG(status);
 	}

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Runs retry under valgrind's memcheck for a representative set of
+# invocations: no errors, and nothing definitely lost.  Exit 1 otherwise.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+failed=0
+
+check() {
+	want=$1
+	shift
+	valgrind -q --error-exitcode=99 --leak-check=full \
+	    --errors-for-leak-kinds=definite --log-file="$log/vg" \
+	    ./retry "$@" >/dev/null 2>"$log/err"
+	got=$?
+	if [ "$got" -ne "$want" ] || [ -s "$log/vg" ]; then
+		echo "valgrind: retry $*: exit $got, wanted $want" >&2
+		cat "$log/vg" "$log/err" >&2
+		failed=1
+	else
+		echo "valgrind: retry $*: clean"
+	fi
+}
+
+check 0 true
+check 1 -b 1ms -n 3 false
+check 0 -b 1ms -n 5 sh -c '[ "$RETRY_ATTEMPT" -ge 3 ]'
+check 124 -n 1 -t 50ms sleep 5
+check 124 -d 100ms -k 10ms sh -c 'trap "" TERM; sleep 1'
+check 127 nosuchcommand
+check 0 -v --dry-run -n 20 -j decorrelated
+check 125 -b 1x true
+check 125 --bogus
+check 0 --help
+exit "$failed"
