@@ -1,0 +1,237 @@
+# bash completion for retry(1).  Completes retry's options and their values
+# up to the command, then hands the rest to the command's own completion
+# (bash-completion's _command_offset when loaded, a small fallback if not).
+
+# Kept in step with retry's --help and sources by tests/completion.bats.
+_retry_shorts=(-b -c -d -f -h -j -K -k -n -o -q -s -t -V -v -x)
+_retry_longs=(--attempts --base --cap --deadline --dry-run --factor --help
+	--jitter --key --kill-after --max-delay --on --quiet --seed --signal
+	--stop-on --timeout --verbose --version)
+_retry_jitters=(none full equal decorrelated)
+_retry_signals=(HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE
+	ALRM TERM CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF SYS
+	WINCH IO PWR)
+
+# _retry_add CUR PREFIX WORD...: adds to COMPREPLY each WORD that starts
+# with CUR, with PREFIX in front.
+_retry_add()
+{
+	local cur=$1 prefix=$2 w
+	shift 2
+	for w; do
+		[[ $w == "$cur"* ]] && COMPREPLY+=("$prefix$w")
+	done
+	return 0
+}
+
+# _retry_long NAME: sets the caller's "long" to the long option that
+# getopt_long takes NAME for: an exact name, or an unambiguous abbreviation
+# (--ji is --jitter).  Fails, leaving "long" empty, for none.
+_retry_long()
+{
+	local o
+	long=
+	for o in "${_retry_longs[@]}"; do
+		[[ $o == "--$1" ]] && { long=$o; return 0; }
+		if [[ $o == "--$1"* ]]; then
+			[[ $long ]] && { long=; return 1; }
+			long=$o
+		fi
+	done
+	[[ $long ]]
+}
+
+# _retry_takes_value OPT: OPT ("-n" or "--attempts") needs a value.
+_retry_takes_value()
+{
+	case $1 in
+	-[bcdfjKknostx] | --attempts | --base | --cap | --deadline | --factor | \
+	--jitter | --key | --kill-after | --max-delay | --on | --seed | \
+	--signal | --stop-on | --timeout)
+		return 0 ;;
+	esac
+	return 1
+}
+
+# _retry_values OPT CUR PREFIX: adds to COMPREPLY the values of OPT that
+# start with CUR, each with PREFIX in front.  Options whose values are
+# durations, numbers, codes or keys get nothing (and no file names).
+_retry_values()
+{
+	local -a names
+	case $1 in
+	-j | --jitter)
+		_retry_add "$2" "$3" "${_retry_jitters[@]}" ;;
+	-s | --signal)
+		# retry takes names with or without SIG, in any case: follow
+		# what was typed.
+		names=("${_retry_signals[@]}")
+		if [[ $2 == [Ss][Ii]* ]]; then
+			names=("${names[@]/#/SIG}")
+		fi
+		if [[ $2 == [a-z]* ]]; then
+			names=("${names[@],,}")
+		fi
+		_retry_add "$2" "$3" "${names[@]}" ;;
+	esac
+	return 0
+}
+
+# _retry_command_offset N: completes COMP_WORDS[N...] as a command line of
+# its own.  Without bash-completion, offers command names for the command,
+# then what the command's own "complete" spec gives, else file names.
+_retry_command_offset()
+{
+	if declare -F _comp_command_offset >/dev/null; then
+		_comp_command_offset "$1"
+		return
+	fi
+	if declare -F _command_offset >/dev/null; then
+		_command_offset "$1"
+		return
+	fi
+
+	local i line=$COMP_LINE point=$COMP_POINT spec func
+	for ((i = 0; i < $1; i++)); do
+		while [[ $line == [[:blank:]]* ]]; do
+			line=${line:1}
+			point=$((point - 1))
+		done
+		line=${line#"${COMP_WORDS[i]}"}
+		point=$((point - ${#COMP_WORDS[i]}))
+	done
+	while [[ $line == [[:blank:]]* ]]; do
+		line=${line:1}
+		point=$((point - 1))
+	done
+	local -a COMP_WORDS=("${COMP_WORDS[@]:$1}")
+	local COMP_CWORD=$((COMP_CWORD - $1)) COMP_LINE=$line COMP_POINT=$point
+	local cur=${COMP_WORDS[COMP_CWORD]} w
+
+	COMPREPLY=()
+	if ((COMP_CWORD == 0)); then
+		while IFS= read -r w; do
+			COMPREPLY+=("$w")
+		done < <(compgen -c -- "$cur")
+		return
+	fi
+	spec=$(complete -p -- "${COMP_WORDS[0]}" 2>/dev/null) ||
+	    spec=$(complete -p -- "${COMP_WORDS[0]##*/}" 2>/dev/null)
+	if [[ $spec == *' -F '* ]]; then
+		func=${spec#* -F }
+		func=${func%% *}
+		while [[ $spec == *' -o '* ]]; do
+			spec=${spec#* -o }
+			compopt -o "${spec%% *}" 2>/dev/null
+		done
+		"$func" "${COMP_WORDS[0]}" "$cur" "${COMP_WORDS[COMP_CWORD - 1]}"
+		return
+	fi
+	if [[ $spec ]]; then
+		# "complete -W ... cmd" takes the same options as compgen.
+		spec=${spec#complete }
+		spec=${spec% *}
+		while IFS= read -r w; do
+			COMPREPLY+=("$w")
+		done < <(eval "compgen $spec -- \"\$cur\"")
+		return
+	fi
+	compopt -o filenames 2>/dev/null
+	while IFS= read -r w; do
+		COMPREPLY+=("$w")
+	done < <(compgen -f -- "$cur")
+}
+
+_retry()
+{
+	COMPREPLY=()
+
+	# Put back together the words that COMP_WORDBREAKS split, as the shell
+	# will pass them ("--jitter" "=" "full" is --jitter=full): a word is
+	# glued to the one before when no blank separates them in COMP_LINE.
+	local -a words=() starts=()
+	local i n=-1 line=$COMP_LINE glued cword
+	for ((i = 0; i <= COMP_CWORD; i++)); do
+		glued=
+		if ((i > 0)); then
+			if [[ $line == [[:blank:]]* ]]; then
+				line=${line#"${line%%[![:blank:]]*}"}
+			elif [[ ${COMP_WORDS[i]} && $line == "${COMP_WORDS[i]}"* ]]; then
+				glued=1
+			elif [[ ${COMP_WORDS[i]} == = || ${COMP_WORDS[i - 1]} == = ]]; then
+				glued=1 # COMP_LINE does not match; guess
+			fi
+		fi
+		line=${line#"${COMP_WORDS[i]}"}
+		if [[ $glued ]] && ((n > 0)); then
+			words[n]+=${COMP_WORDS[i]}
+		else
+			n=$((n + 1))
+			words[n]=${COMP_WORDS[i]}
+			starts[n]=$i
+		fi
+	done
+	cword=$n
+	local cur=${words[cword]}
+
+	# Walk retry's options as getopt_long "+..." does, to the first operand.
+	local w opt='' long k c
+	for ((i = 1; i < cword; i++)); do
+		w=${words[i]}
+		if [[ $opt ]]; then
+			opt=
+			continue
+		fi
+		case $w in
+		--)
+			_retry_command_offset "${starts[i + 1]}"
+			return ;;
+		--*=*) ;;
+		--?*)
+			_retry_long "${w#--}" && _retry_takes_value "$long" &&
+			    opt=$long ;;
+		-?*)
+			for ((k = 1; k < ${#w}; k++)); do
+				c=${w:k:1}
+				if _retry_takes_value "-$c"; then
+					((k == ${#w} - 1)) && opt=-$c
+					break
+				fi
+			done ;;
+		*)
+			_retry_command_offset "${starts[i]}"
+			return ;;
+		esac
+	done
+
+	if [[ $opt ]]; then
+		_retry_values "$opt" "$cur" ""
+		return
+	fi
+	case $cur in
+	--*=*)
+		w=${cur%%=*}
+		_retry_long "${w#--}" || long=$w
+		# When "=" breaks words, the shell replaces only what follows it.
+		if [[ $COMP_WORDBREAKS == *=* ]]; then
+			_retry_values "$long" "${cur#*=}" ""
+		else
+			_retry_values "$long" "${cur#*=}" "$w="
+		fi ;;
+	--*)
+		_retry_add "$cur" "" "${_retry_longs[@]}" ;;
+	-*)
+		# A value glued to a short option: -jfu, -qsKI.
+		for ((k = 1; k < ${#cur} - 1; k++)); do
+			c=${cur:k:1}
+			if _retry_takes_value "-$c"; then
+				_retry_values "-$c" "${cur:k+1}" "${cur:0:k+1}"
+				return
+			fi
+		done
+		_retry_add "$cur" "" "${_retry_shorts[@]}" "${_retry_longs[@]}" ;;
+	*)
+		_retry_command_offset "${starts[cword]}" ;;
+	esac
+}
+complete -F _retry retry

@@ -1,0 +1,119 @@
+# fish completion for retry(1).  Offers retry's options up to the first
+# operand (or "--"), then completes the command and its arguments with
+# __fish_complete_subcommand.
+
+# __retry_takes_value OPT: OPT ("--jitter", "--ji") needs a value, as
+# getopt_long takes an unambiguous abbreviation for the whole name.
+function __retry_takes_value
+    set -l name (string replace -r -- '^--' '' $argv[1])
+    set -l valued attempts base cap deadline factor jitter key kill-after \
+        max-delay on seed signal stop-on timeout
+    set -l all $valued dry-run help quiet verbose version
+    if contains -- $name $all
+        contains -- $name $valued
+        return
+    end
+    set -l found
+    for o in $all
+        string match -q -- "$name*" $o; and set -a found $o
+    end
+    test (count $found) -eq 1; and contains -- $found $valued
+end
+
+# __retry_scan: walks the words before the cursor as retry does and prints
+# "option" (the cursor word is one of retry's options), "value" (it is an
+# option's value) or "command N" (the command starts at word N).
+function __retry_scan
+    set -l tokens (commandline -opc)
+    set -l n (count $tokens)
+    set -l i 2
+    while test $i -le $n
+        set -l t $tokens[$i]
+        set -l valued 0
+        switch $t
+            case --
+                echo command (math $i + 1)
+                return
+            case '--*=*'
+            case '--?*'
+                __retry_takes_value $t; and set valued 1
+            case '-?*'
+                # A cluster whose last letter wants a value: -qn 3.
+                string match -qr -- '^-[hqVv]*[bcdfjKknostx]$' $t
+                and set valued 1
+            case '*'
+                echo command $i
+                return
+        end
+        if test $valued -eq 1
+            set i (math $i + 1)
+            if test $i -gt $n
+                echo value
+                return
+            end
+        end
+        set i (math $i + 1)
+    end
+    if string match -q -- '-*' (commandline -ct)
+        echo option
+    else
+        echo command $i
+    end
+end
+
+function __retry_before_command
+    not string match -q -- 'command *' (__retry_scan)
+end
+
+function __retry_at_command
+    string match -q -- 'command *' (__retry_scan)
+end
+
+function __retry_complete_command
+    set -l at (string split ' ' -- (__retry_scan))[2]
+    set -l tokens (commandline -opc)
+    set -l words
+    if test $at -le (count $tokens)
+        set words (string escape -- $tokens[$at..-1])
+    end
+    __fish_complete_subcommand --commandline $words (commandline -ct)
+end
+
+complete -c retry -f
+
+# The command and its arguments.
+complete -c retry -n __retry_at_command -xa '(__retry_complete_command)'
+
+# Kept in step with retry's --help and sources by tests/completion.bats.
+set -l cond __retry_before_command
+set -l jitters "none\t'the full step, no randomness'" \
+    "full\t'uniform between 0 and the step'" \
+    "equal\t'uniform between half the step and the step'" \
+    "decorrelated\t'uniform between base and 3 times the last delay'"
+set -l signals HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE \
+    ALRM TERM CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF SYS \
+    WINCH IO PWR
+
+# Attempts and time.
+complete -c retry -n $cond -s n -l attempts -x -d 'Attempts in all, 0 for no limit (5)'
+complete -c retry -n $cond -s d -l deadline -x -d 'Give up DUR after the start'
+complete -c retry -n $cond -s t -l timeout -x -d 'Stop an attempt that runs longer than DUR'
+complete -c retry -n $cond -s s -l signal -xa "$signals" -d 'Signal that stops an attempt (TERM)'
+complete -c retry -n $cond -s k -l kill-after -x -d 'SIGKILL a stopped attempt alive after DUR (10s)'
+# Backoff.
+complete -c retry -n $cond -s b -l base -x -d 'First delay step (1s)'
+complete -c retry -n $cond -s f -l factor -x -d 'Growth of the step per attempt (2)'
+complete -c retry -n $cond -s c -l cap -x -d 'Largest delay (30s)'
+complete -c retry -n $cond -l max-delay -x -d 'Largest delay (30s), as --cap'
+complete -c retry -n $cond -s j -l jitter -xa "$jitters" -d 'How the delay is drawn (equal)'
+complete -c retry -n $cond -l seed -x -d 'Seed the generator for a reproducible schedule'
+# Which failures.
+complete -c retry -n $cond -s o -l on -x -d 'Retry these exit statuses (1-125,128-255)'
+complete -c retry -n $cond -s x -l stop-on -x -d 'Never retry these exit statuses'
+complete -c retry -n $cond -s K -l key -x -d 'Idempotency key for every attempt'
+# Messages.
+complete -c retry -n $cond -l dry-run -d 'Print the delay schedule and exit'
+complete -c retry -n $cond -s q -l quiet -d "Print only usage errors and retry's own failures"
+complete -c retry -n $cond -s v -l verbose -d 'Also print the policy, delay origins, a summary'
+complete -c retry -n $cond -s h -l help -d 'Print help and exit'
+complete -c retry -n $cond -s V -l version -d 'Print the version and exit'
