@@ -6,6 +6,9 @@ CFLAGS ?= -O2 -g
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 
 # Ours, kept apart so that a user's CFLAGS cannot drop them.
 RETRY_CFLAGS = -std=c99 -Wall -Wextra -Wpedantic
@@ -98,13 +101,24 @@ $(FUZZERS): options.c backoff.c \
 	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_$(@F).c \
 		options.c backoff.c -lm
 
+# Where each shell looks for completions by default.
 install: retry
-	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+		$(DESTDIR)$(FISHCOMPDIR)
 	cp retry $(DESTDIR)$(BINDIR)/retry
+	chmod 755 $(DESTDIR)$(BINDIR)/retry
 	cp retry.1 $(DESTDIR)$(MANDIR)/man1/retry.1
+	cp completions/retry.bash $(DESTDIR)$(BASHCOMPDIR)/retry
+	cp completions/_retry $(DESTDIR)$(ZSHCOMPDIR)/_retry
+	cp completions/retry.fish $(DESTDIR)$(FISHCOMPDIR)/retry.fish
+	chmod 644 $(DESTDIR)$(MANDIR)/man1/retry.1 $(DESTDIR)$(BASHCOMPDIR)/retry $(DESTDIR)$(ZSHCOMPDIR)/_retry \
+		$(DESTDIR)$(FISHCOMPDIR)/retry.fish
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/retry $(DESTDIR)$(MANDIR)/man1/retry.1
+	rm -f $(DESTDIR)$(BINDIR)/retry $(DESTDIR)$(MANDIR)/man1/retry.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/retry $(DESTDIR)$(ZSHCOMPDIR)/_retry \
+		$(DESTDIR)$(FISHCOMPDIR)/retry.fish
 
 clean:
 	rm -f retry tests/ptyrun $(FUZZERS)

@@ -1,0 +1,76 @@
+#!/usr/bin/env bats
+# The man page, the README and make install agree with the binary.
+load common
+
+TOP=$BATS_TEST_DIRNAME/..
+
+# The man page as a reader sees it.
+rendered() {
+	if command -v mandoc >/dev/null; then
+		mandoc -Tascii "$TOP/retry.1" | col -b
+	else
+		groff -Tascii -mandoc "$TOP/retry.1" 2>/dev/null | col -b
+	fi
+}
+
+@test "every long option in --help is in retry.1, and every one in retry.1 is in --help" {
+	help=$("$RETRY" --help | grep -o -- '--[a-z][a-z0-9-]\+' | sort -u)
+	page=$(rendered | grep -o -- '--[a-z][a-z0-9-]\+' | sort -u)
+	[ -n "$help" ]
+	[ "$help" = "$page" ]
+}
+
+@test "every short option in --help is in the SYNOPSIS of retry.1" {
+	for o in $("$RETRY" --help | grep -o -- '^  -[a-zA-Z]' | tr -d ' -'); do
+		grep -q "^\.Op Fl .*$o" "$TOP/retry.1" || grep -q "^\.It Fl $o " "$TOP/retry.1"
+	done
+}
+
+@test "retry.1 is clean under mandoc -Tlint" {
+	command -v mandoc >/dev/null || skip "mandoc is not installed (make deps)"
+	# Cross-references to pages missing from mandoc.db are not the page's fault.
+	run mandoc -Tlint "$TOP/retry.1"
+	[ -z "$(grep -v 'outdated mandoc.db\|mandoc.db lacks' <<<"$output")" ]
+}
+
+@test "retry.1 is clean under groff -ww" {
+	command -v groff >/dev/null || skip "groff is not installed"
+	run groff -ww -z -mandoc "$TOP/retry.1"
+	[ -z "$output" ]
+}
+
+@test "the README's dry run is what retry prints" {
+	want=$(awk '/^\$ retry --dry-run --seed 7$/ { on = 1; next } on && /^```/ { exit } on' "$TOP/README.md")
+	[ -n "$want" ]
+	[ "$("$RETRY" --dry-run --seed 7)" = "$want" ]
+}
+
+@test "--help fits in 80 columns and --version is 'retry X.Y.Z'" {
+	run -0 "$RETRY" --help
+	[ -z "$(awk 'length > 80' <<<"$output")" ]
+	run -0 "$RETRY" --version
+	[[ $output =~ ^retry\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "make install puts each file where its tool looks, make uninstall removes them" {
+	dest=$BATS_TEST_TMPDIR/root
+	run -0 make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/usr
+	[ "$(cd "$dest" && find . -type f | sort)" = "$(printf '%s\n' \
+	    ./usr/bin/retry \
+	    ./usr/share/bash-completion/completions/retry \
+	    ./usr/share/fish/vendor_completions.d/retry.fish \
+	    ./usr/share/man/man1/retry.1 \
+	    ./usr/share/zsh/site-functions/_retry)" ]
+	[ -x "$dest/usr/bin/retry" ]
+	cmp "$TOP/retry.1" "$dest/usr/share/man/man1/retry.1"
+	run -0 make -s -C "$TOP" uninstall DESTDIR="$dest" PREFIX=/usr
+	[ -z "$(find "$dest" -type f)" ]
+}
+
+@test "make install honours BINDIR and MANDIR" {
+	dest=$BATS_TEST_TMPDIR/root
+	run -0 make -s -C "$TOP" install DESTDIR="$dest" BINDIR=/opt/bin MANDIR=/opt/man
+	[ -x "$dest/opt/bin/retry" ]
+	[ -f "$dest/opt/man/man1/retry.1" ]
+	[ -f "$dest/usr/local/share/zsh/site-functions/_retry" ]
+}
