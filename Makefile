@@ -16,8 +16,8 @@ RETRY_CPPFLAGS = -D_XOPEN_SOURCE=700 -DVERSION=\"$(VERSION)\"
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 
-SRCS = retry.c options.c backoff.c
-HDRS = backoff.h options.h
+SRCS = retry.c options.c backoff.c relay.c report.c
+HDRS = backoff.h options.h relay.h report.h
 
 .PHONY: all test check check-build check-static check-valgrind \
 	check-sanitize fuzz deps install uninstall clean
@@ -38,6 +38,8 @@ test: retry tests/ptyrun
 
 # The longer checks, run by CI after make test (see README.md).
 check: check-build check-static check-valgrind check-sanitize
+	RETRY_LONG_RUN=10000 sh tests/run-bats -f 'thousands of attempts' \
+		tests/hostile.bats
 	$(MAKE) fuzz FUZZTIME=30
 
 # The tools that make check needs, from Debian's packages (as root).

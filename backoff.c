@@ -4,6 +4,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -380,4 +381,82 @@ backoff_next(struct backoff *b, struct rng *r, struct step *st)
 		st->capped = capped;
 	}
 	return (int64_t)d;
+}
+
+static const char *const month_names[] = {
+	"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
+	"Nov", "Dec",
+};
+
+/* Days from 1970-01-01 to a date of the Gregorian calendar (H. Hinnant). */
+static int64_t
+days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* An HTTP-date in its preferred form, "Sun, 06 Nov 1994 08:49:37 GMT". */
+static int
+parse_http_date(const char *s, int64_t *unix_sec)
+{
+	char day[4], mon[4];
+	int d, m, y, hh, mm, ss, end = -1;
+
+	if (sscanf(s, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d GMT%n", day,
+	    &d, mon, &y, &hh, &mm, &ss, &end) != 7 || end < 0 || s[end] != '\0')
+		return 0;
+	for (m = 0; m < 12 && strcmp(mon, month_names[m]) != 0; m++)
+		continue;
+	if (m == 12 || d < 1 || d > 31 || y < 1970 || hh < 0 || hh > 23 ||
+	    mm < 0 || mm > 59 || ss < 0 || ss > 60)
+		return 0;
+	*unix_sec = days_from_civil(y, m + 1, d) * 86400 + hh * 3600 +
+	    mm * 60 + ss;
+	return 1;
+}
+
+/*
+ * A Retry-After hint: seconds, a DUR or an HTTP-date, white space around it
+ * ignored.  Returns NULL with the delay from now_ns (Unix time in ns), or
+ * why it is no hint.
+ */
+const char *
+parse_hint(const char *text, int64_t now_ns, int64_t *delay)
+{
+	char buf[128];
+	size_t len;
+	int64_t when;
+
+	while (*text == ' ' || (*text >= '\t' && *text <= '\r'))
+		text++;
+	len = strlen(text);
+	while (len > 0 && (text[len - 1] == ' ' ||
+	    (text[len - 1] >= '\t' && text[len - 1] <= '\r')))
+		len--;
+	if (len == 0)
+		return "empty";
+	if (len >= sizeof(buf))
+		return "too long";
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	if (buf[0] == '-')
+		return "negative";
+	if (parse_duration(buf, delay) == NULL)
+		return *delay == 0 ? "zero" : NULL;
+	if (!parse_http_date(buf, &when))
+		return "neither a delay nor an HTTP-date";
+	if (when <= now_ns / NS_PER_SEC)
+		return "a date that has passed";
+	if (when - now_ns / NS_PER_SEC > DUR_MAX / NS_PER_SEC)
+		*delay = DUR_MAX;
+	else
+		*delay = when * NS_PER_SEC - now_ns;
+	return NULL;
 }

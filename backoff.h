@@ -50,6 +50,7 @@ const char	*parse_count(const char *, long, long *);
 const char	*parse_factor(const char *, double *);
 const char	*parse_seed(const char *, uint64_t *);
 const char	*parse_jitter(const char *, enum jitter *);
+const char	*parse_hint(const char *, int64_t, int64_t *);
 
 int		 codes_has(const struct codes *, int);
 void		 codes_add(struct codes *, int);

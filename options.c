@@ -4,6 +4,7 @@
  */
 #include <getopt.h>
 #include <limits.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,10 +14,13 @@
 #include "backoff.h"
 #include "options.h"
 
-enum { OPT_DRY_RUN = 256, OPT_SEED };
+enum {
+	OPT_DRY_RUN = 256, OPT_SEED, OPT_ON_OUTPUT, OPT_STOP_ON_OUTPUT,
+	OPT_REPORT
+};
 
 /* "+": stop at the first operand; ":": report a missing value apart. */
-#define OPTSTRING	"+:b:c:d:f:hj:K:k:n:o:qs:t:Vvx:"
+#define OPTSTRING	"+:b:c:d:f:hIj:K:k:n:Oo:qs:t:Vvx:"
 
 const char help_text[] =
     "usage: retry [options] [--] command [arg ...]\n"
@@ -37,13 +41,20 @@ const char help_text[] =
     "Which failures:\n"
     "  -o, --on CODES        retry these exit statuses (1-125,128-255)\n"
     "  -x, --stop-on CODES   never retry these, even when listed by --on\n"
+    "      --on-output RE    also retry when a line of output matches RE\n"
+    "      --stop-on-output RE  never retry when a line of output matches RE\n"
     "  -K, --key TOKEN       idempotency key for every attempt (a new UUID)\n"
+    "Input and output:\n"
+    "  -I, --replay-stdin    give every attempt the same standard input\n"
+    "  -O, --buffer-stdout   hold each attempt's output; only the last one's\n"
+    "                        goes to stdout, the others' to stderr\n"
     "Messages:\n"
     "      --dry-run         print the delay schedule and exit, running nothing\n"
     "  -q, --quiet           print only usage errors and retry's own failures\n"
     "  -v, --verbose         also print the policy, each delay's origin, a summary\n"
     "  -h, --help            print this help and exit\n"
     "  -V, --version         print the version and exit\n"
+    "      --report FILE     write a JSON report of the run to FILE (- for stderr)\n"
     "\n"
     "DUR is a number with a unit ms, s, m or h, or several (1m30s); no unit\n"
     "means seconds.  CODES lists exit statuses and ranges, such as 1,75-78.\n"
@@ -52,6 +63,7 @@ const char help_text[] =
 static const struct option longopts[] = {
 	{ "attempts",	required_argument,	NULL, 'n' },
 	{ "base",	required_argument,	NULL, 'b' },
+	{ "buffer-stdout", no_argument,		NULL, 'O' },
 	{ "cap",	required_argument,	NULL, 'c' },
 	{ "deadline",	required_argument,	NULL, 'd' },
 	{ "dry-run",	no_argument,		NULL, OPT_DRY_RUN },
@@ -62,10 +74,14 @@ static const struct option longopts[] = {
 	{ "kill-after",	required_argument,	NULL, 'k' },
 	{ "max-delay",	required_argument,	NULL, 'c' },
 	{ "on",		required_argument,	NULL, 'o' },
+	{ "on-output",	required_argument,	NULL, OPT_ON_OUTPUT },
 	{ "quiet",	no_argument,		NULL, 'q' },
+	{ "replay-stdin", no_argument,		NULL, 'I' },
+	{ "report",	required_argument,	NULL, OPT_REPORT },
 	{ "seed",	required_argument,	NULL, OPT_SEED },
 	{ "signal",	required_argument,	NULL, 's' },
 	{ "stop-on",	required_argument,	NULL, 'x' },
+	{ "stop-on-output", required_argument,	NULL, OPT_STOP_ON_OUTPUT },
 	{ "timeout",	required_argument,	NULL, 't' },
 	{ "verbose",	no_argument,		NULL, 'v' },
 	{ "version",	no_argument,		NULL, 'V' },
@@ -188,6 +204,28 @@ bad_option(int c, const char *typed, char *err, size_t size)
 	return failure(err, size, "unknown option '-%c'", optopt);
 }
 
+/*
+ * An extended regular expression, compiled once; a second one for the same
+ * option replaces the first.  regerror() gives the reason in its words.
+ */
+static const char *
+compile_pattern(const char *arg, struct pattern *pat)
+{
+	static char why[128];
+	int e;
+
+	if (pat->set) {
+		regfree(&pat->re);
+		pat->set = 0;
+	}
+	if ((e = regcomp(&pat->re, arg, REG_EXTENDED | REG_NOSUB)) != 0) {
+		(void)regerror(e, &pat->re, why, sizeof(why));
+		return why;
+	}
+	pat->set = 1;
+	return NULL;
+}
+
 static const char *
 positive_duration(const char *arg, int64_t *ns)
 {
@@ -234,8 +272,25 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 	case OPT_SEED:
 		p->seeded = 1;
 		return parse_seed(arg, &p->seed);
+	case OPT_ON_OUTPUT:
+		return compile_pattern(arg, &p->on_output);
+	case OPT_STOP_ON_OUTPUT:
+		return compile_pattern(arg, &p->stop_output);
+	case OPT_REPORT:
+		p->report = arg;
+		return *arg == '\0' ? "must not be empty" : NULL;
 	}
 	return "unexpected option";	/* not reached: getopt knows them all */
+}
+
+void
+free_policy(struct policy *p)
+{
+	if (p->on_output.set)
+		regfree(&p->on_output.re);
+	if (p->stop_output.set)
+		regfree(&p->stop_output.re);
+	p->on_output.set = p->stop_output.set = 0;
 }
 
 static void
@@ -285,6 +340,12 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 			continue;
 		case OPT_DRY_RUN:
 			p->dry_run = 1;
+			continue;
+		case 'I':
+			p->replay_stdin = 1;
+			continue;
+		case 'O':
+			p->buffer_stdout = 1;
 			continue;
 		case ':':
 		case '?':

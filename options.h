@@ -5,6 +5,7 @@
 #ifndef OPTIONS_H
 #define OPTIONS_H
 
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,6 +13,11 @@
 
 enum verbosity { QUIET, NORMAL, VERBOSE };
 enum parsed { PARSED_RUN, PARSED_HELP, PARSED_VERSION, PARSED_ERROR };
+
+struct pattern {
+	regex_t		 re;
+	int		 set;
+};
 
 /* What the command line asked for. */
 struct policy {
@@ -28,6 +34,9 @@ struct policy {
 	struct codes	 on, stop_on;
 	const char	*key;
 	int		 dry_run;
+	int		 replay_stdin, buffer_stdout;
+	struct pattern	 on_output, stop_output;
+	const char	*report;	/* file for the JSON report, "-": stderr */
 	enum verbosity	 verbosity;
 	char		**argv;		/* the command; may be empty with dry_run */
 };
@@ -35,6 +44,7 @@ struct policy {
 extern const char help_text[];	/* the usage line and the options */
 
 enum parsed	 parse_options(int, char *[], struct policy *, char *, size_t);
+void		 free_policy(struct policy *);
 const char	*signal_name(char *, size_t, int);
 
 #endif

@@ -3,6 +3,7 @@
  * succeeds, its attempts run out or a deadline passes.  See retry(1).
  */
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/select.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -22,6 +23,8 @@
 
 #include "backoff.h"
 #include "options.h"
+#include "relay.h"
+#include "report.h"
 
 #ifndef VERSION
 #define VERSION "unknown"
@@ -43,7 +46,8 @@
 
 enum { NOT_TIMED_OUT, TIMED_OUT, AT_DEADLINE };
 enum outcome {
-	SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED, CANNOT_RUN
+	RUNNING, SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED, CANNOT_RUN,
+	OUTPUT_STOP
 };
 
 /* How the run is going. */
@@ -59,7 +63,9 @@ struct run {
 	int		 termsig;		/* the attempt died of it, or 0 */
 	int		 exec_errno;		/* the command could not be run */
 	int		 interrupt;		/* a signal retry itself got */
+	int64_t		 began, ended;		/* the last attempt's */
 	int64_t		 delay, asleep;
+	int		 from_hint;		/* the delay came from a hint */
 	enum outcome	 why;
 };
 
@@ -72,6 +78,8 @@ static int	 should_retry(const struct policy *, struct run *);
 static int	 sleep_before_retry(const struct policy *, struct run *);
 static void	 report_end(const struct policy *, const struct run *);
 static void	 exit_as_run_ended(const struct run *) NORETURN;
+static int	 exit_status(const struct run *, int *);
+static void	 clear_hint(void);
 static void	 fatal(const char *, ...) NORETURN;
 static void	 usage_error(const char *, ...) NORETURN;
 static void	 die_by_signal(int) NORETURN;
@@ -81,6 +89,10 @@ static int	 verbosity = NORMAL;
 static int	 stderr_broken;
 static int	 tty = -1;		/* controlling terminal, if any */
 static pid_t	 tty_lent;		/* group we handed the terminal to */
+static struct relay io;			/* the attempts' stdio */
+static struct report report;
+static int	 reporting;
+static char	 hint_dir[PATH_MAX], hint_file[PATH_MAX];
 
 /* Signals forwarded to the attempt; a handler only marks them caught. */
 static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
@@ -614,18 +626,33 @@ static void
 wait_for_event(int64_t until)
 {
 	struct timespec ts, *limit = NULL;
+	fd_set rd, wr;
 	int64_t left;
+	int nfds, now = 0, ready;
 
+	FD_ZERO(&rd);
+	FD_ZERO(&wr);
+	if ((nfds = relay_fds(&io, &rd, &wr, &now)) == -1)
+		fatal("%s", io.failed);
+	if (now)
+		until = 0;	/* relay has work to do at once */
 	if (until != NEVER) {
-		if ((left = until - monotonic_now()) <= 0)
+		left = until - monotonic_now();
+		if (left <= 0 && !now)
 			return;
-		ts.tv_sec = (time_t)(left / NS_PER_SEC);
-		ts.tv_nsec = (long)(left % NS_PER_SEC);
+		ts.tv_sec = (time_t)(left > 0 ? left / NS_PER_SEC : 0);
+		ts.tv_nsec = (long)(left > 0 ? left % NS_PER_SEC : 0);
 		limit = &ts;
 	}
-	if (pselect(0, NULL, NULL, NULL, limit, &wait_mask) == -1 &&
-	    errno != EINTR)
+	ready = pselect(nfds, &rd, &wr, NULL, limit, &wait_mask);
+	if (ready == -1 && errno != EINTR)
 		fatal("pselect");
+	if (ready == -1) {
+		FD_ZERO(&rd);	/* the sets say nothing after EINTR */
+		FD_ZERO(&wr);
+	}
+	if ((ready > 0 || now) && relay_service(&io, &rd, &wr) == -1)
+		fatal("%s", io.failed);
 }
 
 static int
@@ -690,6 +717,18 @@ signal_attempt(pid_t pgid, int sig)
 		signal_group(pgid, SIGCONT);
 }
 
+/* In the child: the stdin, stdout and stderr that relay chose. */
+static int
+take_stdio(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (io.child_fd[i] != -1 && dup2(io.child_fd[i], i) == -1)
+			return -1;
+	return 0;
+}
+
 /*
  * In the child: its own process group, the terminal if retry holds it,
  * retry's original signal state, then the command.  An exec failure
@@ -704,7 +743,7 @@ exec_child(char **argv, int errfd, int fg)
 		goto fail;
 	if (fg && set_foreground(getpgrp()) == -1)
 		warning("cannot give the terminal to the command");
-	if (restore_signals() == -1)
+	if (restore_signals() == -1 || take_stdio() == -1)
 		goto fail;
 	execvp(argv[0], argv);
 fail:
@@ -731,6 +770,8 @@ start_child(char **argv, struct run *r)
 	if (fcntl(fds[0], F_SETFD, FD_CLOEXEC) == -1 ||
 	    fcntl(fds[1], F_SETFD, FD_CLOEXEC) == -1)
 		fatal("fcntl");
+	if (relay_prepare(&io) == -1)
+		fatal("%s", io.failed);
 	if (fflush(NULL) == EOF)
 		fatal("fflush");
 	if ((r->child = fork()) == -1)
@@ -739,7 +780,7 @@ start_child(char **argv, struct run *r)
 		exec_child(argv, fds[1], fg);
 	if (fg)
 		tty_lent = r->child;
-	if (close(fds[1]) == -1)
+	if (close(fds[1]) == -1 || relay_forked(&io) == -1)
 		fatal("close");
 	/*
 	 * End of file: exec closed the pipe, the command runs.  Only the
@@ -829,6 +870,46 @@ attempt_ended(struct run *r)
 	return 1;
 }
 
+static int
+signal_pending(void)
+{
+	int i;
+
+	for (i = 0; i < NFORWARDED; i++)
+		if (caught[i])
+			return 1;
+	return 0;
+}
+
+/*
+ * Output still in flight goes out before retry moves on; a signal for
+ * retry cuts it short (it is handled by the caller, not lost).
+ */
+static void
+drain_output(void)
+{
+	while (!relay_output_done(&io) && !signal_pending())
+		wait_for_event(NEVER);
+}
+
+/* After an attempt: its output finished, and read for the patterns. */
+static void
+finish_output(void)
+{
+	if (relay_attempt_ended(&io) == -1)
+		fatal("%s", io.failed);
+	drain_output();
+}
+
+/* --buffer-stdout: the held output of the attempt to fd. */
+static void
+release_output(int fd)
+{
+	if (relay_release(&io, fd) == -1)
+		fatal("%s", io.failed);
+	drain_output();
+}
+
 /*
  * Sleeps until the attempt ends, forwarding the signals retry catches,
  * stopping it with --signal at its timeout or the deadline, and with
@@ -874,8 +955,12 @@ run_attempt(const struct policy *p, struct run *r)
 	r->timed_out = NOT_TIMED_OUT;
 	r->termsig = 0;
 	export_attempt(r->attempt);
+	clear_hint();
+	r->began = monotonic_now();
 	if (start_child(p->argv, r))
 		watch_child(p, r);
+	finish_output();
+	r->ended = monotonic_now();
 	take_terminal_back();
 }
 
@@ -925,16 +1010,140 @@ should_retry(const struct policy *p, struct run *r)
 		r->why = CANNOT_RUN;
 	else if (r->interrupt != 0 || keyboard)
 		r->why = INTERRUPTED;
+	else if (io.stop_hit)
+		r->why = OUTPUT_STOP;
 	else if (r->timed_out == AT_DEADLINE)
 		r->why = DEADLINE;
-	else if (!codes_has(&p->on, r->status) ||
-	    codes_has(&p->stop_on, r->status))
+	else if (!io.on_hit && (!codes_has(&p->on, r->status) ||
+	    codes_has(&p->stop_on, r->status)))
 		r->why = r->status == 0 ? SUCCEEDED : NOT_RETRYABLE;
 	else if (p->attempts != 0 && r->attempt >= p->attempts)
 		r->why = EXHAUSTED;
 	else
 		return 1;
 	return 0;
+}
+
+/*
+ * RETRY_AFTER_FILE: an empty file in a directory of retry's own (0700),
+ * where an attempt may write how long to wait before the next.
+ */
+static void
+make_hint_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	if (dir == NULL || *dir == '\0')
+		dir = "/tmp";
+	if (snprintf(hint_dir, sizeof(hint_dir), "%s/retry.XXXXXX", dir) >=
+	    (int)sizeof(hint_dir) || mkdtemp(hint_dir) == NULL) {
+		hint_dir[0] = '\0';
+		fatal("cannot make a directory in %s", dir);
+	}
+	if (snprintf(hint_file, sizeof(hint_file), "%s/retry-after",
+	    hint_dir) >= (int)sizeof(hint_file)) {
+		errno = ENAMETOOLONG;
+		fatal("%s", hint_dir);
+	}
+	if ((fd = open(hint_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600)) == -1 || close(fd) == -1)
+		fatal("%s", hint_file);
+	export("RETRY_AFTER_FILE", hint_file);
+}
+
+/* Emptied before each attempt; made again if an attempt removed it. */
+static void
+clear_hint(void)
+{
+	int fd;
+
+	if (hint_file[0] == '\0')
+		return;
+	if ((fd = open(hint_file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1 || close(fd) == -1)
+		fatal("%s", hint_file);
+}
+
+/* Removes the hint file and its directory, on every way out but SIGKILL. */
+static void
+clean_up(void)
+{
+	if (hint_file[0] != '\0' && unlink(hint_file) == -1 && errno != ENOENT)
+		warning("%s", hint_file);
+	if (hint_dir[0] != '\0' && rmdir(hint_dir) == -1)
+		warning("%s", hint_dir);
+	hint_file[0] = hint_dir[0] = '\0';
+	if (reporting)
+		report_abandon(&report);
+	reporting = 0;
+}
+
+/*
+ * A delay that the attempt wrote to RETRY_AFTER_FILE replaces the backoff
+ * in r->delay, with up to 10 % more so that clients told the same second
+ * do not return together, and at most the cap.  Returns 1 if so; *note
+ * gets what the message should add.
+ */
+static int
+take_hint(const struct policy *p, struct run *r, char *note, size_t size)
+{
+	char text[128], hint[32], cap[32];
+	const char *why;
+	int64_t delay;
+	ssize_t n;
+	int fd;
+
+	note[0] = '\0';
+	if ((fd = open(hint_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		detail("no Retry-After hint: %s", strerror(errno));
+		return 0;
+	}
+	n = read(fd, text, sizeof(text) - 1);
+	if (close(fd) == -1 || n == -1) {
+		warning("%s", hint_file);
+		return 0;
+	}
+	text[n] = '\0';
+	if (n == (ssize_t)sizeof(text) - 1)
+		why = "too long";
+	else
+		why = parse_hint(text, clock_ns(CLOCK_REALTIME), &delay);
+	if (why != NULL) {
+		if (strcmp(why, "empty") != 0)
+			detail("Retry-After hint not used: %s", why);
+		return 0;
+	}
+	fmt_duration(hint, sizeof(hint), delay);
+	delay += (int64_t)(rng_uniform(&r->rng) * 0.1 * (double)delay);
+	if (delay > p->cap) {
+		(void)snprintf(note, size, " (Retry-After %s, cut to the cap %s)",
+		    hint, fmt_duration(cap, sizeof(cap), p->cap));
+		delay = p->cap;
+	} else
+		(void)snprintf(note, size, " (Retry-After %s)", hint);
+	r->delay = delay;
+	return 1;
+}
+
+/* --report: one more attempt, with the delay that follows it (or -1). */
+static void
+record_attempt(const struct run *r)
+{
+	struct attempt_record a;
+
+	if (!reporting)
+		return;
+	a.number = r->attempt;
+	a.start = r->began - r->start;
+	a.duration = r->ended - r->began;
+	a.status = r->status;
+	a.termsig = r->termsig;
+	a.timed_out = r->timed_out != NOT_TIMED_OUT;
+	a.delay = r->why == RUNNING ? r->delay : -1;
+	a.from_hint = r->from_hint;
+	if (report_attempt(&report, &a) == -1)
+		fatal("report");
 }
 
 /* Sleeps until the monotonic time wake; returns a signal that cut it short. */
@@ -969,19 +1178,24 @@ explain_delay(const struct policy *p, const struct step *st)
 static int
 sleep_before_retry(const struct policy *p, struct run *r)
 {
-	char label[64], end[96], d[32];
+	char label[64], end[96], d[32], hint[64];
 	struct step st;
-	int64_t now = monotonic_now();
+	int64_t now;
 
+	release_output(STDERR_FILENO);
+	now = monotonic_now();
 	r->delay = backoff_next(&r->backoff, &r->rng, &st);
+	r->from_hint = take_hint(p, r, hint, sizeof(hint));
 	if (r->delay >= r->deadline - now) {
 		r->why = DEADLINE;
 		return 0;
 	}
-	say("%s %s; next in %ss", attempt_label(label, sizeof(label), p, r),
+	record_attempt(r);
+	say("%s %s; next in %ss%s", attempt_label(label, sizeof(label), p, r),
 	    attempt_end(end, sizeof(end), p, r),
-	    fmt_seconds(d, sizeof(d), 0, r->delay));
-	explain_delay(p, &st);
+	    fmt_seconds(d, sizeof(d), 0, r->delay), hint);
+	if (!r->from_hint)
+		explain_delay(p, &st);
 	r->interrupt = sleep_until(now + r->delay);
 	r->asleep += monotonic_now() - now;
 	if (r->interrupt != 0) {
@@ -1023,9 +1237,24 @@ begin_run(const struct policy *p, struct run *r)
 {
 	int outer;
 
+	if (p->replay_stdin && isatty(STDIN_FILENO))
+		usage_error("--replay-stdin: standard input is a terminal");
+	if (p->report != NULL) {
+		if (report_open(&report, p->report) == -1)
+			usage_error("--report '%s': %s", p->report,
+			    strerror(errno));
+		reporting = 1;
+	}
+	if (atexit(clean_up) != 0)
+		fatal("atexit");
 	r->start = monotonic_now();
 	r->deadline = find_deadline(p, r->start, &outer);
 	export_environment(p, r, outer);
+	make_hint_file();
+	if (relay_init(&io, p->replay_stdin, p->buffer_stdout,
+	    p->on_output.set ? &p->on_output.re : NULL,
+	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
+		fatal("%s", io.failed);
 	open_terminal();
 	catch_signals();
 	describe_policy(p, r);
@@ -1036,8 +1265,15 @@ begin_run(const struct policy *p, struct run *r)
 }
 
 static const char *const outcome_names[] = {
-	"success", "status not retryable", "attempts used up", "deadline",
-	"interrupted", "cannot run the command",
+	"running", "success", "status not retryable", "attempts used up",
+	"deadline", "interrupted", "cannot run the command",
+	"output matched --stop-on-output",
+};
+
+/* The same outcomes as a report's "outcome". */
+static const char *const outcome_keys[] = {
+	"running", "success", "not_retryable", "attempts_exhausted",
+	"deadline", "interrupted", "not_retryable", "not_retryable",
 };
 
 /* The one line that says why retry gives up, and with -v a summary. */
@@ -1045,7 +1281,17 @@ static void
 report_end(const struct policy *p, const struct run *r)
 {
 	char label[64], end[96], name[32], t[32], s[32];
+	int status, sig;
 
+	release_output(STDOUT_FILENO);
+	if (reporting) {
+		record_attempt(r);
+		status = exit_status(r, &sig);
+		if (report_finish(&report, p->argv, outcome_keys[r->why],
+		    status, sig, monotonic_now() - r->start) == -1)
+			warning("--report '%s'", p->report);
+		reporting = 0;
+	}
 	attempt_label(label, sizeof(label), p, r);
 	attempt_end(end, sizeof(end), p, r);
 	switch (r->why) {
@@ -1076,11 +1322,33 @@ report_end(const struct policy *p, const struct run *r)
 		else
 			say("%s %s; giving up: interrupted", label, end);
 		break;
+	case OUTPUT_STOP:
+		say("%s %s; giving up: its output matched --stop-on-output",
+		    label, end);
+		break;
+	case RUNNING:
+		break;
 	}
 	detail("%ld attempt%s in %ss, %ss asleep; stopped: %s", r->attempt,
 	    r->attempt == 1 ? "" : "s",
 	    fmt_seconds(t, sizeof(t), 0, monotonic_now() - r->start),
 	    fmt_seconds(s, sizeof(s), 0, r->asleep), outcome_names[r->why]);
+}
+
+/*
+ * The exit status, and in *sig the signal that retry dies of instead
+ * (128 + sig, as a shell would show it), or 0.
+ */
+static int
+exit_status(const struct run *r, int *sig)
+{
+	*sig = 0;
+	if (r->interrupt != 0)
+		*sig = r->interrupt;
+	else if (!r->timed_out &&
+	    (r->termsig == SIGINT || r->termsig == SIGQUIT))
+		*sig = r->termsig;
+	return *sig != 0 ? 128 + *sig : r->status;
 }
 
 /*
@@ -1095,6 +1363,7 @@ die_by_signal(int sig)
 	struct sigaction sa;
 	sigset_t set;
 
+	clean_up();	/* atexit handlers do not run on the way out */
 	nocore.rlim_cur = nocore.rlim_max = 0;
 	if (setrlimit(RLIMIT_CORE, &nocore) == -1)
 		warning("setrlimit");
@@ -1113,9 +1382,9 @@ die_by_signal(int sig)
 static void
 exit_as_run_ended(const struct run *r)
 {
-	if (r->interrupt != 0)
-		die_by_signal(r->interrupt);
-	if (!r->timed_out && (r->termsig == SIGINT || r->termsig == SIGQUIT))
-		die_by_signal(r->termsig);
-	exit(r->status);
+	int sig, status = exit_status(r, &sig);
+
+	if (sig != 0)
+		die_by_signal(sig);
+	exit(status);
 }

@@ -69,6 +69,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	default:
 		break;
 	}
+	free_policy(&p);
 	free(s);
 	return 0;
 }

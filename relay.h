@@ -1,0 +1,58 @@
+/*
+ * The plumbing between retry's standard streams and each attempt's: input
+ * replayed from a copy on disk, output matched line by line or held in a
+ * file until the attempt ends.  Nothing here blocks: the run loop's
+ * pselect() says which descriptor is ready.
+ */
+#ifndef RELAY_H
+#define RELAY_H
+
+#include <sys/select.h>
+#include <sys/types.h>
+
+#include <limits.h>
+#include <regex.h>
+
+#define LINEMAX		4096	/* longer lines are matched on their start */
+#define CHUNK		65536
+
+/* A child's output pipe copied to one of retry's own streams. */
+struct pump {
+	int		 from, to;	/* -1 when closed */
+	char		 buf[PIPE_BUF];	/* one write of this size never blocks */
+	size_t		 off, len;
+	char		 line[LINEMAX];
+	size_t		 linelen;
+	int		 skipping;	/* past LINEMAX, until the newline */
+	int		 draining;	/* the attempt ended: read what is left */
+};
+
+struct relay {
+	const regex_t	*on, *stop;	/* --on-output, --stop-on-output */
+	int		 on_hit, stop_hit;
+
+	int		 rewind;	/* stdin is a regular file */
+	off_t		 start_offset;
+	int		 replay;	/* stdin copied to a file for each attempt */
+	int		 copy, to_child, source_eof;
+	off_t		 copied, fed;
+
+	int		 held;		/* --buffer-stdout: the file, or -1 */
+	struct pump	 out, err;
+	int		 child_fd[3];	/* the attempt's stdio; -1: retry's own */
+
+	char		 chunk[CHUNK];
+	const char	*failed;	/* what failed, errno tells why */
+};
+
+int	scratch_file(void);
+int	relay_init(struct relay *, int, int, const regex_t *, const regex_t *);
+int	relay_prepare(struct relay *);
+int	relay_forked(struct relay *);
+int	relay_fds(struct relay *, fd_set *, fd_set *, int *);
+int	relay_service(struct relay *, fd_set *, fd_set *);
+int	relay_output_done(const struct relay *);
+int	relay_attempt_ended(struct relay *);
+int	relay_release(struct relay *, int);
+
+#endif
