@@ -185,13 +185,13 @@ now_s() {
 
 # env_of FILE RETRY-ARGS...: the environment the command sees, run through
 # retry with RETRY-ARGS (or directly without any), one NUL-ended entry each,
-# sorted, without retry's four variables and "_".
+# sorted, without retry's five variables and "_".
 env_of() {
 	local file=$1
 	shift
 	"$@" env -0 | grep -zv -e '^_=' -e '^RETRY_ATTEMPT=' \
 	    -e '^RETRY_MAX_ATTEMPTS=' -e '^RETRY_IDEMPOTENCY_KEY=' \
-	    -e '^RETRY_DEADLINE=' | sort -z >"$file"
+	    -e '^RETRY_DEADLINE=' -e '^RETRY_AFTER_FILE=' | sort -z >"$file"
 }
 
 @test "nothing else in the environment changes" {
@@ -209,8 +209,8 @@ env_of() {
 	# And retry's own are exactly these.
 	run -0 "$RETRY" env
 	[ "$(grep -o '^RETRY_[A-Z_]*=' <<<"$output" | grep -v -e OTHER -e TEST | sort |
-	    tr '\n' ' ')" = "RETRY_ATTEMPT= RETRY_IDEMPOTENCY_KEY= RETRY_MAX_ATTEMPTS= " ]
+	    tr '\n' ' ')" = "RETRY_AFTER_FILE= RETRY_ATTEMPT= RETRY_IDEMPOTENCY_KEY= RETRY_MAX_ATTEMPTS= " ]
 	run -0 "$RETRY" -d 10s env
 	[ "$(grep -o '^RETRY_[A-Z_]*=' <<<"$output" | grep -v -e OTHER -e TEST | sort |
-	    tr '\n' ' ')" = "RETRY_ATTEMPT= RETRY_DEADLINE= RETRY_IDEMPOTENCY_KEY= RETRY_MAX_ATTEMPTS= " ]
+	    tr '\n' ' ')" = "RETRY_AFTER_FILE= RETRY_ATTEMPT= RETRY_DEADLINE= RETRY_IDEMPOTENCY_KEY= RETRY_MAX_ATTEMPTS= " ]
 }
