@@ -72,15 +72,16 @@ check-static:
 check-valgrind: retry
 	sh tests/valgrind.sh
 
-# The whole suite against an AddressSanitizer and UBSan build.
-check-sanitize:
-	$(MAKE) clean
-	$(MAKE) retry tests/ptyrun CFLAGS="-O1 -g $(SANITIZE)" \
-		LDFLAGS="$(SANITIZE)"
+# The whole suite against an AddressSanitizer and UBSan build of its own.
+check-sanitize: retry-sanitize tests/ptyrun
+	RETRY_BINARY=$$PWD/retry-sanitize RETRY_SANITIZED=1 \
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		sh tests/run-bats tests
-	$(MAKE) clean
+
+retry-sanitize: $(SRCS) $(HDRS) Makefile
+	$(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) -O1 -g $(SANITIZE) \
+		-o $@ $(SRCS) -lm
 
 # libFuzzer targets (clang and its runtime, Debian's libclang-rt-14-dev):
 # each runs FUZZTIME seconds from the seeds in tests/fuzz/corpus/.
@@ -123,5 +124,5 @@ uninstall:
 		$(DESTDIR)$(FISHCOMPDIR)/retry.fish
 
 clean:
-	rm -f retry tests/ptyrun $(FUZZERS)
+	rm -f retry retry-sanitize tests/ptyrun $(FUZZERS)
 	rm -rf tests/fuzz/work

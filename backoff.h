@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #define NS_PER_SEC	INT64_C(1000000000)
-/* Longest accepted duration, ~31.7 years: far from overflow when added to a clock. */
+/* The longest duration, ~31.7 years: no overflow when added to a clock. */
 #define DUR_MAX		(INT64_C(1000000000) * NS_PER_SEC)
 
 enum jitter { JITTER_NONE, JITTER_FULL, JITTER_EQUAL, JITTER_DECORRELATED };

@@ -46,8 +46,8 @@
 
 enum { NOT_TIMED_OUT, TIMED_OUT, AT_DEADLINE };
 enum outcome {
-	RUNNING, SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED, CANNOT_RUN,
-	OUTPUT_STOP
+	RUNNING, SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED,
+	CANNOT_RUN, OUTPUT_STOP
 };
 
 /* How the run is going. */
@@ -100,7 +100,9 @@ static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
 static volatile sig_atomic_t caught[NFORWARDED];
 
 /* Dispositions and mask retry started with, restored in every child. */
-static const int changed[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD, SIGPIPE };
+static const int changed[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD, SIGPIPE
+};
 #define NCHANGED	(int)(sizeof(changed) / sizeof(changed[0]))
 static struct sigaction	 original_action[NCHANGED];
 static sigset_t		 original_mask, wait_mask;
