@@ -12,7 +12,8 @@
  *   -z        wait until the job stops; report "ptyrun: stopped by SIGTSTP"
  *   -c        continue a stopped job in the foreground, like fg
  *   -k sig    send signal number sig to the job's process group
- * The job's output is copied to stdout; events go to stderr.  The exit
+ * The job's output is copied to stdout; events go to stderr, last of them
+ * how long after the last -i the job ended.  The exit
  * status is the job's, or 128+S when signal S killed it.
  */
 #include <sys/types.h>
@@ -35,6 +36,7 @@ static char	 seen[65536];	/* output since the last -o match */
 static size_t	 nseen;
 static long	 limit_ms = 10000;
 static struct timespec	 start;
+static long	 typed_at = -1;	/* ms of the last -i */
 
 static void
 die(const char *what)
@@ -130,6 +132,7 @@ type(const char *text)
 	}
 	if (write(master, out, n) != (ssize_t)n)
 		die("write");
+	typed_at = elapsed_ms();
 }
 
 static int
@@ -256,6 +259,9 @@ main(int argc, char *argv[])
 	}
 	if (!ended)
 		status = reap(WNOHANG);
+	if (typed_at >= 0)
+		(void)fprintf(stderr, "ptyrun: ended %ld ms after the last input\n",
+		    elapsed_ms() - typed_at);
 	while (pump(10))
 		if (elapsed_ms() > limit_ms)
 			break;

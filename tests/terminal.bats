@@ -21,12 +21,12 @@ PTYRUN=$BATS_TEST_DIRNAME/ptyrun
 }
 
 @test "Ctrl-C during a delay ends retry at once, by SIGINT" {
-	start=$(now_ms)
 	run --separate-stderr "$PTYRUN" -o 'next in' -i '\003' -- "$RETRY" -b 20s false
-	elapsed=$(($(now_ms) - start))
 	[ "$status" -eq 130 ]
 	[[ $output == *"giving up: interrupted by SIGINT"* ]]
-	[ "$elapsed" -lt 3000 ]
+	# Typically a few ms; the bound leaves room for a loaded machine.
+	[[ $stderr =~ ended\ ([0-9]+)\ ms\ after ]]
+	[ "${BASH_REMATCH[1]}" -lt 500 ]
 }
 
 @test "an attempt reads a line typed at the terminal, and gets it back after" {
@@ -61,7 +61,7 @@ PTYRUN=$BATS_TEST_DIRNAME/ptyrun
 	    "$RETRY" -b 10ms sh -c 'echo ready; i=0
 		while [ $i -lt 20000 ]; do i=$((i + 1)); done; echo done'
 	[ "$status" -eq 0 ]
-	[ "$stderr" = "ptyrun: stopped by signal $(kill -l TSTP)" ]
+	[[ $stderr == "ptyrun: stopped by signal $(kill -l TSTP)"* ]]
 	[[ $output == *done* ]]
 }
 
