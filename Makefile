@@ -16,8 +16,8 @@ RETRY_CPPFLAGS = -D_XOPEN_SOURCE=700 -DVERSION=\"$(VERSION)\"
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 
-SRCS = retry.c options.c backoff.c relay.c report.c
-HDRS = backoff.h options.h relay.h report.h
+SRCS = retry.c options.c backoff.c relay.c report.c circuit.c
+HDRS = backoff.h options.h relay.h report.h circuit.h
 
 .PHONY: all test check check-build check-static check-valgrind \
 	check-sanitize fuzz deps install uninstall clean
@@ -102,7 +102,7 @@ fuzz: $(FUZZERS)
 $(FUZZERS): options.c backoff.c \
     options.h backoff.h
 	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_$(@F).c \
-		options.c backoff.c -lm
+		options.c backoff.c circuit.c -lm
 
 # Where each shell looks for completions by default.
 install: retry

@@ -12,11 +12,13 @@
 #include <strings.h>
 
 #include "backoff.h"
+#include "circuit.h"
 #include "options.h"
 
 enum {
 	OPT_DRY_RUN = 256, OPT_SEED, OPT_ON_OUTPUT, OPT_STOP_ON_OUTPUT,
-	OPT_REPORT
+	OPT_REPORT, OPT_SPLAY, OPT_CIRCUIT, OPT_TRIP, OPT_COOL, OPT_BUDGET,
+	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_RESET
 };
 
 /* "+": stop at the first operand; ":": report a missing value apart. */
@@ -38,12 +40,20 @@ const char help_text[] =
     "  -c, --cap DUR         largest delay, also --max-delay (30s)\n"
     "  -j, --jitter MODE     none, full, equal or decorrelated (equal)\n"
     "      --seed N          seed the generator for a reproducible schedule\n"
+    "      --splay DUR       wait a random time up to DUR before the first attempt\n"
     "Which failures:\n"
     "  -o, --on CODES        retry these exit statuses (1-125,128-255)\n"
     "  -x, --stop-on CODES   never retry these, even when listed by --on\n"
     "      --on-output RE    also retry when a line of output matches RE\n"
     "      --stop-on-output RE  never retry when a line of output matches RE\n"
     "  -K, --key TOKEN       idempotency key for every attempt (a new UUID)\n"
+    "Many runs, one downstream (state shared on this machine):\n"
+    "      --circuit NAME    share a circuit breaker and budget with runs of NAME\n"
+    "      --trip N          open the circuit after N failures in a row (5)\n"
+    "      --cool DUR        keep it open DUR, doubled per opening in a row (30s)\n"
+    "      --budget N/DUR    at most N retries per DUR across all runs of NAME\n"
+    "      --circuit-status NAME  print the record of NAME and exit\n"
+    "      --circuit-reset NAME   clear the record of NAME and exit\n"
     "Input and output:\n"
     "  -I, --replay-stdin    give every attempt the same standard input\n"
     "  -O, --buffer-stdout   hold each attempt's output; only the last one's\n"
@@ -63,8 +73,13 @@ const char help_text[] =
 static const struct option longopts[] = {
 	{ "attempts",	required_argument,	NULL, 'n' },
 	{ "base",	required_argument,	NULL, 'b' },
+	{ "budget",	required_argument,	NULL, OPT_BUDGET },
 	{ "buffer-stdout", no_argument,		NULL, 'O' },
 	{ "cap",	required_argument,	NULL, 'c' },
+	{ "circuit",	required_argument,	NULL, OPT_CIRCUIT },
+	{ "circuit-reset", required_argument,	NULL, OPT_CIRCUIT_RESET },
+	{ "circuit-status", required_argument,	NULL, OPT_CIRCUIT_STATUS },
+	{ "cool",	required_argument,	NULL, OPT_COOL },
 	{ "deadline",	required_argument,	NULL, 'd' },
 	{ "dry-run",	no_argument,		NULL, OPT_DRY_RUN },
 	{ "factor",	required_argument,	NULL, 'f' },
@@ -80,9 +95,11 @@ static const struct option longopts[] = {
 	{ "report",	required_argument,	NULL, OPT_REPORT },
 	{ "seed",	required_argument,	NULL, OPT_SEED },
 	{ "signal",	required_argument,	NULL, 's' },
+	{ "splay",	required_argument,	NULL, OPT_SPLAY },
 	{ "stop-on",	required_argument,	NULL, 'x' },
 	{ "stop-on-output", required_argument,	NULL, OPT_STOP_ON_OUTPUT },
 	{ "timeout",	required_argument,	NULL, 't' },
+	{ "trip",	required_argument,	NULL, OPT_TRIP },
 	{ "verbose",	no_argument,		NULL, 'v' },
 	{ "version",	no_argument,		NULL, 'V' },
 	{ NULL,		0,			NULL, 0 }
@@ -240,9 +257,28 @@ positive_duration(const char *arg, int64_t *ns)
  * Stores the value of option c in *p; returns NULL, or why the value is
  * not good.  Repeated --on and --stop-on add up; other options replace.
  */
+/* N/DUR: at most N (1..BUDGET_MAX) retries per window of DUR. */
+static const char *
+parse_budget(const char *arg, struct policy *p)
+{
+	char n[32];
+	const char *slash = strchr(arg, '/');
+
+	if (slash == NULL || (size_t)(slash - arg) >= sizeof(n))
+		return "invalid budget (N/DUR)";
+	memcpy(n, arg, (size_t)(slash - arg));
+	n[slash - arg] = '\0';
+	if (parse_count(n, BUDGET_MAX, &p->budget) != NULL || p->budget == 0)
+		return "invalid budget (N/DUR, N from 1 to 1000)";
+	return positive_duration(slash + 1, &p->budget_window) ?
+	    "invalid budget (N/DUR)" : NULL;
+}
+
 static const char *
 take_value(int c, const char *arg, struct policy *p, struct codes *on)
 {
+	const char *why;
+
 	switch (c) {
 	case 'b':
 		return positive_duration(arg, &p->base);
@@ -279,6 +315,25 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 	case OPT_REPORT:
 		p->report = arg;
 		return *arg == '\0' ? "must not be empty" : NULL;
+	case OPT_SPLAY:
+		return parse_duration(arg, &p->splay);
+	case OPT_CIRCUIT:
+	case OPT_CIRCUIT_STATUS:
+	case OPT_CIRCUIT_RESET:
+		p->circuit = arg;
+		p->circuit_command = c == OPT_CIRCUIT_STATUS ? CIRCUIT_STATUS :
+		    c == OPT_CIRCUIT_RESET ? CIRCUIT_RESET : p->circuit_command;
+		return circuit_valid_name(arg) ? NULL :
+		    "invalid name (letters, digits, '.', '_', '-')";
+	case OPT_TRIP:
+		if ((why = parse_count(arg, INT_MAX, &p->trip)) == NULL &&
+		    p->trip == 0)
+			why = "must be greater than 0";
+		return why;
+	case OPT_COOL:
+		return positive_duration(arg, &p->cool);
+	case OPT_BUDGET:
+		return parse_budget(arg, p);
 	}
 	return "unexpected option";	/* not reached: getopt knows them all */
 }
@@ -305,6 +360,8 @@ set_defaults(struct policy *p)
 	p->cap = 30 * NS_PER_SEC;
 	p->jitter = JITTER_EQUAL;
 	p->verbosity = NORMAL;
+	p->trip = 5;
+	p->cool = 30 * NS_PER_SEC;
 }
 
 /*
@@ -381,7 +438,12 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 	if (!have_on)
 		(void)parse_codes("1-125,128-255", &on);
 	p->on = on;
-	if (*p->argv == NULL && !p->dry_run)
+	if ((p->trip != 5 || p->cool != 30 * NS_PER_SEC || p->budget != 0) &&
+	    (p->circuit == NULL || p->circuit_command != CIRCUIT_RUN))
+		return failure(err, errsize, "--trip, --cool and --budget need "
+		    "--circuit");
+	if (*p->argv == NULL && !p->dry_run &&
+	    p->circuit_command == CIRCUIT_RUN)
 		return failure(err, errsize, "no command given");
 	return PARSED_RUN;
 }

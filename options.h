@@ -13,6 +13,7 @@
 
 enum verbosity { QUIET, NORMAL, VERBOSE };
 enum parsed { PARSED_RUN, PARSED_HELP, PARSED_VERSION, PARSED_ERROR };
+enum circuit_command { CIRCUIT_RUN, CIRCUIT_STATUS, CIRCUIT_RESET };
 
 struct pattern {
 	regex_t		 re;
@@ -37,6 +38,13 @@ struct policy {
 	int		 replay_stdin, buffer_stdout;
 	struct pattern	 on_output, stop_output;
 	const char	*report;	/* file for the JSON report, "-": stderr */
+	int64_t		 splay;		/* ns; 0: none */
+	const char	*circuit;	/* NAME, or NULL */
+	enum circuit_command circuit_command;
+	long		 trip;
+	int64_t		 cool;
+	long		 budget;	/* 0: none */
+	int64_t		 budget_window;
 	enum verbosity	 verbosity;
 	char		**argv;		/* the command; may be empty with dry_run */
 };

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "backoff.h"
+#include "circuit.h"
 #include "options.h"
 #include "relay.h"
 #include "report.h"
@@ -30,6 +31,7 @@
 #define VERSION "unknown"
 #endif
 
+#define EXIT_TEMPFAIL	75	/* EX_TEMPFAIL: the circuit stays open */
 #define EXIT_TIMEDOUT	124
 #define EXIT_FAILURE_	125	/* retry itself failed; nothing more is run */
 #define EXIT_CANNOT_RUN	126
@@ -47,7 +49,7 @@
 enum { NOT_TIMED_OUT, TIMED_OUT, AT_DEADLINE };
 enum outcome {
 	RUNNING, SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED,
-	CANNOT_RUN, OUTPUT_STOP
+	CANNOT_RUN, OUTPUT_STOP, CIRCUIT_OPEN, BUDGET_SPENT
 };
 
 /* How the run is going. */
@@ -66,20 +68,24 @@ struct run {
 	int64_t		 began, ended;		/* the last attempt's */
 	int64_t		 delay, asleep;
 	int		 from_hint;		/* the delay came from a hint */
+	long		 recorded;		/* attempts in the report */
 	enum outcome	 why;
 };
 
 static void	 read_command_line(int, char *[], struct policy *);
+static int	 circuit_command(const struct policy *);
 static void	 seed_generator(const struct policy *, struct run *);
 static int	 print_schedule(const struct policy *, struct run *);
 static void	 begin_run(const struct policy *, struct run *);
-static void	 run_attempt(const struct policy *, struct run *);
+static int	 run_attempt(const struct policy *, struct run *);
 static int	 should_retry(const struct policy *, struct run *);
 static int	 sleep_before_retry(const struct policy *, struct run *);
-static void	 report_end(const struct policy *, const struct run *);
+static void	 report_end(const struct policy *, struct run *);
 static void	 exit_as_run_ended(const struct run *) NORETURN;
 static int	 exit_status(const struct run *, int *);
 static void	 clear_hint(void);
+static int	 sleep_until(int64_t);
+static int	 retryable(const struct policy *, const struct run *);
 static void	 fatal(const char *, ...) NORETURN;
 static void	 usage_error(const char *, ...) NORETURN;
 static void	 die_by_signal(int) NORETURN;
@@ -93,6 +99,7 @@ static struct relay io;			/* the attempts' stdio */
 static struct report report;
 static int	 reporting;
 static char	 hint_dir[PATH_MAX], hint_file[PATH_MAX];
+static struct circuit circuit;		/* --circuit: the shared record */
 
 /* Signals forwarded to the attempt; a handler only marks them caught. */
 static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
@@ -114,15 +121,15 @@ main(int argc, char *argv[])
 	struct run r;
 
 	read_command_line(argc, argv, &p);
+	if (p.circuit_command != CIRCUIT_RUN)
+		return circuit_command(&p);
 	seed_generator(&p, &r);
 	if (p.dry_run)
 		return print_schedule(&p, &r);
 	begin_run(&p, &r);
-	for (;;) {
-		run_attempt(&p, &r);
-		if (!should_retry(&p, &r) || !sleep_before_retry(&p, &r))
-			break;
-	}
+	while (run_attempt(&p, &r) && should_retry(&p, &r) &&
+	    sleep_before_retry(&p, &r))
+		continue;
 	report_end(&p, &r);
 	exit_as_run_ended(&r);
 }
@@ -415,6 +422,13 @@ find_deadline(const struct policy *p, int64_t start, int *outer)
 	return deadline;
 }
 
+/* --splay: uniform in [0, DUR], before the first attempt. */
+static int64_t
+splay_delay(const struct policy *p, struct run *r)
+{
+	return (int64_t)(rng_uniform(&r->rng) * (double)p->splay);
+}
+
 /*
  * --dry-run: a line per delay, "attempt<TAB>delay<TAB>total", up to where
  * the attempts or the deadline would end the run, attempts taking no time.
@@ -432,8 +446,11 @@ print_schedule(const struct policy *p, struct run *r)
 	budget = find_deadline(p, 0, &outer);
 	if (p->attempts == 0 && budget == NEVER)
 		usage_error("--dry-run with unlimited attempts needs a --deadline");
-	for (next = 2; p->attempts == 0 || next <= p->attempts; next++) {
-		delay = backoff_next(&r->backoff, &r->rng, NULL);
+	/* A splay is the delay before attempt 1. */
+	for (next = p->splay > 0 ? 1 : 2; p->attempts == 0 ||
+	    next <= p->attempts; next++) {
+		delay = next == 1 ? splay_delay(p, r) :
+		    backoff_next(&r->backoff, &r->rng, NULL);
 		/* Before the deadline, sec * NS_PER_SEC + ns < budget fits. */
 		if (budget != NEVER && delay >= budget - (sec * NS_PER_SEC + ns))
 			break;
@@ -948,10 +965,177 @@ watch_child(const struct policy *p, struct run *r)
 	}
 }
 
-/* Runs the command once and records how it ended. */
+/* A failure of the shared record is retry's own; a corrupt one is said once. */
 static void
+check_record(const struct policy *p, int ret, const char *err)
+{
+	if (ret == -1) {
+		say("%s", err);
+		exit(EXIT_FAILURE_);
+	}
+	if (ret == 1)
+		say("circuit %s: the record was corrupt; it starts afresh",
+		    p->circuit);
+}
+
+/* Unix ns from now on the real clock, as a time on the monotonic one. */
+static int64_t
+monotonic_from_real(int64_t when)
+{
+	return monotonic_now() + (when - clock_ns(CLOCK_REALTIME));
+}
+
+/*
+ * Waits, in a sleep that signals cut short, until the monotonic time
+ * wake, unless that is at or past the deadline.  Returns 0, with why and
+ * the interrupting signal recorded, when the run must end instead.
+ */
+static int
+wait_for(struct run *r, int64_t wake, enum outcome why)
+{
+	int64_t now = monotonic_now();
+
+	if (wake >= r->deadline) {
+		r->why = why;
+		return 0;
+	}
+	r->interrupt = sleep_until(wake);
+	r->asleep += monotonic_now() - now;
+	if (r->interrupt != 0) {
+		r->why = INTERRUPTED;
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Before an attempt: the splay before the first; with --circuit, wait
+ * while the circuit is open or another process probes it, and for a
+ * retry, wait for the shared budget.
+ */
+static int
+may_start(const struct policy *p, struct run *r)
+{
+	char err[MSGMAX], d[32];
+	struct admission a;
+	struct budget b;
+	int64_t wake;
+
+	if (r->attempt == 0 && p->splay > 0) {
+		wake = monotonic_now() + splay_delay(p, r);
+		detail("splay: %ss before the first attempt",
+		    fmt_seconds(d, sizeof(d), 0, wake - monotonic_now()));
+		if (!wait_for(r, wake, DEADLINE)) {
+			r->status = EXIT_TIMEDOUT;	/* nothing ran */
+			return 0;
+		}
+	}
+	while (p->circuit != NULL) {
+		a.now = clock_ns(CLOCK_REALTIME);
+		a.self = getpid();
+		check_record(p, circuit_admit(&circuit, &a, err, sizeof(err)),
+		    err);
+		if (a.verdict == ADMIT_WAIT) {
+			/* Half-open elsewhere: look again in 50-150 ms. */
+			wake = a.wake != 0 ? monotonic_from_real(a.wake) :
+			    monotonic_now() + (int64_t)((0.05 +
+			    0.1 * rng_uniform(&r->rng)) * NS_PER_SEC);
+			detail("circuit %s is open; waiting %ss", p->circuit,
+			    fmt_seconds(d, sizeof(d), 0, wake - monotonic_now()));
+			if (!wait_for(r, wake, CIRCUIT_OPEN))
+				return 0;
+			continue;
+		}
+		if (r->attempt == 0 || p->budget == 0)
+			return 1;
+		b.now = a.now;
+		b.window = p->budget_window;
+		b.n = p->budget;
+		check_record(p, circuit_take_retry(&circuit, &b, err,
+		    sizeof(err)), err);
+		if (b.granted)
+			return 1;
+		/* Jittered, so that the waiting runs do not all come back at once. */
+		wake = monotonic_from_real(b.free_at) + (int64_t)(rng_uniform(
+		    &r->rng) * 0.1 * (double)p->budget_window);
+		detail("retry budget of circuit %s spent; waiting %ss",
+		    p->circuit, fmt_seconds(d, sizeof(d), 0,
+		    wake - monotonic_now()));
+		if (!wait_for(r, wake, BUDGET_SPENT))
+			return 0;
+	}
+	return 1;
+}
+
+/* With --circuit: the attempt's end counts for every run of the name. */
+static void
+tell_circuit(const struct policy *p, struct run *r)
+{
+	char err[MSGMAX];
+	struct result res;
+
+	if (p->circuit == NULL)
+		return;
+	res.success = r->exec_errno == 0 && r->status == 0 && !io.on_hit &&
+	    !io.stop_hit;
+	if (!res.success && !retryable(p, r))
+		return;		/* not the downstream's failure */
+	res.now = clock_ns(CLOCK_REALTIME);
+	res.self = getpid();
+	res.trip = p->trip;
+	res.cool = p->cool;
+	res.cap = p->cap;
+	res.u = rng_uniform(&r->rng);
+	check_record(p, circuit_result(&circuit, &res, err, sizeof(err)), err);
+}
+
+/* --circuit-status and --circuit-reset. */
+static int
+circuit_command(const struct policy *p)
+{
+	char err[MSGMAX], d[32];
+	struct record rec;
+	int64_t now;
+	size_t i, n = 0;
+
+	if (circuit_open(&circuit, p->circuit, err, sizeof(err)) == -1)
+		usage_error("%s", err);
+	if (p->circuit_command == CIRCUIT_RESET) {
+		check_record(p, circuit_reset(&circuit, err, sizeof(err)), err);
+		return 0;
+	}
+	check_record(p, circuit_read(&circuit, &rec, err, sizeof(err)), err);
+	now = clock_ns(CLOCK_REALTIME);
+	if (printf("circuit:   %s\nstate:     %s", p->circuit,
+	    circuit_state_name(rec.state)) < 0)
+		fatal("stdout");
+	if (rec.state == OPEN && rec.half_open_at > now)
+		printf(", half-opens in %ss", fmt_seconds(d, sizeof(d), 0,
+		    rec.half_open_at - now));
+	else if (rec.state == OPEN)
+		printf(", half-opens at the next attempt");
+	else if (rec.state == HALF_OPEN)
+		printf(", probed by process %ld", (long)rec.probe);
+	printf("\nfailures:  %ld in a row\nopenings:  %ld in a row\n",
+	    rec.failures, rec.openings);
+	for (i = 0; i < rec.nretries; i++)
+		n += rec.retries[i] > now - rec.window;
+	if (rec.window > 0)
+		printf("retries:   %zu in the last %s (budget %ld)\n", n,
+		    fmt_duration(d, sizeof(d), rec.window), rec.budget);
+	return close_stdout();
+}
+
+/*
+ * Runs the command once and records how it ended.  Returns 0, with the
+ * reason recorded, when no attempt may start (splay, circuit or budget
+ * waits cut short by the deadline or a signal).
+ */
+static int
 run_attempt(const struct policy *p, struct run *r)
 {
+	if (!may_start(p, r))
+		return 0;
 	r->attempt++;
 	r->stopping = 0;
 	r->timed_out = NOT_TIMED_OUT;
@@ -964,6 +1148,8 @@ run_attempt(const struct policy *p, struct run *r)
 	finish_output();
 	r->ended = monotonic_now();
 	take_terminal_back();
+	tell_circuit(p, r);
+	return 1;
 }
 
 /* "attempt 2/5", or "attempt 2" when attempts are unlimited. */
@@ -1001,6 +1187,16 @@ attempt_end(char *buf, size_t size, const struct policy *p,
 	return buf;
 }
 
+/* By its status or its output, the attempt failed in a way worth retrying. */
+static int
+retryable(const struct policy *p, const struct run *r)
+{
+	if (r->exec_errno != 0 || io.stop_hit)
+		return 0;
+	return io.on_hit || (codes_has(&p->on, r->status) &&
+	    !codes_has(&p->stop_on, r->status));
+}
+
 /* Decides whether another attempt may follow; if not, records why. */
 static int
 should_retry(const struct policy *p, struct run *r)
@@ -1016,8 +1212,7 @@ should_retry(const struct policy *p, struct run *r)
 		r->why = OUTPUT_STOP;
 	else if (r->timed_out == AT_DEADLINE)
 		r->why = DEADLINE;
-	else if (!io.on_hit && (!codes_has(&p->on, r->status) ||
-	    codes_has(&p->stop_on, r->status)))
+	else if (!retryable(p, r))
 		r->why = r->status == 0 ? SUCCEEDED : NOT_RETRYABLE;
 	else if (p->attempts != 0 && r->attempt >= p->attempts)
 		r->why = EXHAUSTED;
@@ -1130,12 +1325,13 @@ take_hint(const struct policy *p, struct run *r, char *note, size_t size)
 
 /* --report: one more attempt, with the delay that follows it (or -1). */
 static void
-record_attempt(const struct run *r)
+record_attempt(struct run *r)
 {
 	struct attempt_record a;
 
-	if (!reporting)
+	if (!reporting || r->recorded == r->attempt)
 		return;
+	r->recorded = r->attempt;
 	a.number = r->attempt;
 	a.start = r->began - r->start;
 	a.duration = r->ended - r->began;
@@ -1237,6 +1433,7 @@ describe_policy(const struct policy *p, const struct run *r)
 static void
 begin_run(const struct policy *p, struct run *r)
 {
+	char err[MSGMAX];
 	int outer;
 
 	if (p->replay_stdin && isatty(STDIN_FILENO))
@@ -1257,6 +1454,9 @@ begin_run(const struct policy *p, struct run *r)
 	    p->on_output.set ? &p->on_output.re : NULL,
 	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
 		fatal("%s", io.failed);
+	if (p->circuit != NULL &&
+	    circuit_open(&circuit, p->circuit, err, sizeof(err)) == -1)
+		usage_error("%s", err);
 	open_terminal();
 	catch_signals();
 	describe_policy(p, r);
@@ -1269,18 +1469,19 @@ begin_run(const struct policy *p, struct run *r)
 static const char *const outcome_names[] = {
 	"running", "success", "status not retryable", "attempts used up",
 	"deadline", "interrupted", "cannot run the command",
-	"output matched --stop-on-output",
+	"output matched --stop-on-output", "circuit open", "retry budget spent",
 };
 
 /* The same outcomes as a report's "outcome". */
 static const char *const outcome_keys[] = {
 	"running", "success", "not_retryable", "attempts_exhausted",
 	"deadline", "interrupted", "not_retryable", "not_retryable",
+	"circuit_open", "budget_spent",
 };
 
 /* The one line that says why retry gives up, and with -v a summary. */
 static void
-report_end(const struct policy *p, const struct run *r)
+report_end(const struct policy *p, struct run *r)
 {
 	char label[64], end[96], name[32], t[32], s[32];
 	int status, sig;
@@ -1310,7 +1511,10 @@ report_end(const struct policy *p, const struct run *r)
 		say("%s %s; giving up: no attempts left", label, end);
 		break;
 	case DEADLINE:
-		if (r->timed_out == AT_DEADLINE)
+		if (r->attempt == 0)
+			say("the splay would pass the deadline; not running '%s'",
+			    p->argv[0]);
+		else if (r->timed_out == AT_DEADLINE)
 			say("%s %s; giving up", label, end);
 		else
 			say("%s %s; giving up: a delay of %ss would pass the "
@@ -1327,6 +1531,14 @@ report_end(const struct policy *p, const struct run *r)
 	case OUTPUT_STOP:
 		say("%s %s; giving up: its output matched --stop-on-output",
 		    label, end);
+		break;
+	case CIRCUIT_OPEN:
+		say("circuit %s stays open past the deadline; giving up",
+		    p->circuit);
+		break;
+	case BUDGET_SPENT:
+		say("%s %s; giving up: the retry budget of circuit %s is spent "
+		    "past the deadline", label, end, p->circuit);
 		break;
 	case RUNNING:
 		break;
@@ -1345,6 +1557,8 @@ static int
 exit_status(const struct run *r, int *sig)
 {
 	*sig = 0;
+	if (r->why == CIRCUIT_OPEN)
+		return EXIT_TEMPFAIL;
 	if (r->interrupt != 0)
 		*sig = r->interrupt;
 	else if (!r->timed_out &&
