@@ -46,7 +46,7 @@ check: check-build check-static check-valgrind check-sanitize
 deps:
 	apt-get update
 	apt-get install -y clang libclang-rt-14-dev valgrind cppcheck \
-		clang-tidy mandoc
+		clang-tidy mandoc zsh fish bash-completion python3
 
 # Warning-free with gcc and clang, C99 and C11, -O0 and -O2.
 check-build:
