@@ -213,8 +213,12 @@ relay_prepare(struct relay *r)
 		r->fed = 0;
 	}
 	if (r->held != -1) {
-		if (ftruncate(r->held, 0) == -1 ||
-		    lseek(r->held, 0, SEEK_SET) == -1)
+		/*
+		 * A new file for each attempt: whatever a process that an
+		 * earlier attempt left behind still writes goes to the old
+		 * one, which nobody reads.
+		 */
+		if (close(r->held) == -1 || (r->held = scratch_file()) == -1)
 			return fail(r, "temporary file");
 		r->child_fd[1] = r->held;
 	} else if (matching &&

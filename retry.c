@@ -1307,8 +1307,7 @@ take_hint(const struct policy *p, struct run *r, char *note, size_t size)
 	else
 		why = parse_hint(text, clock_ns(CLOCK_REALTIME), &delay);
 	if (why != NULL) {
-		if (strcmp(why, "empty") != 0)
-			detail("Retry-After hint not used: %s", why);
+		detail("Retry-After hint not used: %s", why);
 		return 0;
 	}
 	fmt_duration(hint, sizeof(hint), delay);
@@ -1380,7 +1379,6 @@ sleep_before_retry(const struct policy *p, struct run *r)
 	struct step st;
 	int64_t now;
 
-	release_output(STDERR_FILENO);
 	now = monotonic_now();
 	r->delay = backoff_next(&r->backoff, &r->rng, &st);
 	r->from_hint = take_hint(p, r, hint, sizeof(hint));
@@ -1388,6 +1386,8 @@ sleep_before_retry(const struct policy *p, struct run *r)
 		r->why = DEADLINE;
 		return 0;
 	}
+	/* Retried after all: its held output goes to the log, not stdout. */
+	release_output(STDERR_FILENO);
 	record_attempt(r);
 	say("%s %s; next in %ss%s", attempt_label(label, sizeof(label), p, r),
 	    attempt_end(end, sizeof(end), p, r),

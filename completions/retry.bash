@@ -3,10 +3,11 @@
 # (bash-completion's _command_offset when loaded, a small fallback if not).
 
 # Kept in step with retry's --help and sources by tests/completion.bats.
-_retry_shorts=(-b -c -d -f -h -j -K -k -n -o -q -s -t -V -v -x)
-_retry_longs=(--attempts --base --cap --deadline --dry-run --factor --help
-	--jitter --key --kill-after --max-delay --on --quiet --seed --signal
-	--stop-on --timeout --verbose --version)
+_retry_shorts=(-b -c -d -f -h -I -j -K -k -n -O -o -q -s -t -V -v -x)
+_retry_longs=(--attempts --base --buffer-stdout --cap --deadline --dry-run
+	--factor --help --jitter --key --kill-after --max-delay --on --on-output
+	--quiet --replay-stdin --report --seed --signal --stop-on
+	--stop-on-output --timeout --verbose --version)
 _retry_jitters=(none full equal decorrelated)
 _retry_signals=(HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE
 	ALRM TERM CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF SYS
@@ -46,8 +47,8 @@ _retry_takes_value()
 {
 	case $1 in
 	-[bcdfjKknostx] | --attempts | --base | --cap | --deadline | --factor | \
-	--jitter | --key | --kill-after | --max-delay | --on | --seed | \
-	--signal | --stop-on | --timeout)
+	--jitter | --key | --kill-after | --max-delay | --on | --on-output | \
+	--report | --seed | --signal | --stop-on | --stop-on-output | --timeout)
 		return 0 ;;
 	esac
 	return 1
@@ -55,11 +56,21 @@ _retry_takes_value()
 
 # _retry_values OPT CUR PREFIX: adds to COMPREPLY the values of OPT that
 # start with CUR, each with PREFIX in front.  Options whose values are
-# durations, numbers, codes or keys get nothing (and no file names).
+# durations, numbers, codes, keys or regular expressions get nothing (and
+# no file names).
 _retry_values()
 {
 	local -a names
+	local w
 	case $1 in
+	--report)
+		# A file name ("-", stderr, is not offered).  Without a PREFIX
+		# the reply is a file name alone: let bash quote it as one and
+		# add "/" to directories.
+		while IFS= read -r w; do
+			COMPREPLY+=("$3$w")
+		done < <(compgen -f -- "$2")
+		[[ $3 ]] || compopt -o filenames 2>/dev/null ;;
 	-j | --jitter)
 		_retry_add "$2" "$3" "${_retry_jitters[@]}" ;;
 	-s | --signal)

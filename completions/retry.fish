@@ -7,8 +7,10 @@
 function __retry_takes_value
     set -l name (string replace -r -- '^--' '' $argv[1])
     set -l valued attempts base cap deadline factor jitter key kill-after \
-        max-delay on seed signal stop-on timeout
-    set -l all $valued dry-run help quiet verbose version
+        max-delay on on-output report seed signal stop-on stop-on-output \
+        timeout
+    set -l all $valued buffer-stdout dry-run help quiet replay-stdin \
+        verbose version
     if contains -- $name $all
         contains -- $name $valued
         return
@@ -39,7 +41,7 @@ function __retry_scan
                 __retry_takes_value $t; and set valued 1
             case '-?*'
                 # A cluster whose last letter wants a value: -qn 3.
-                string match -qr -- '^-[hqVv]*[bcdfjKknostx]$' $t
+                string match -qr -- '^-[hqVvIO]*[bcdfjKknostx]$' $t
                 and set valued 1
             case '*'
                 echo command $i
@@ -110,10 +112,16 @@ complete -c retry -n $cond -l seed -x -d 'Seed the generator for a reproducible 
 # Which failures.
 complete -c retry -n $cond -s o -l on -x -d 'Retry these exit statuses (1-125,128-255)'
 complete -c retry -n $cond -s x -l stop-on -x -d 'Never retry these exit statuses'
+complete -c retry -n $cond -l on-output -x -d 'Also retry when a line of output matches RE'
+complete -c retry -n $cond -l stop-on-output -x -d 'Never retry when a line of output matches RE'
 complete -c retry -n $cond -s K -l key -x -d 'Idempotency key for every attempt'
+# Input and output.
+complete -c retry -n $cond -s I -l replay-stdin -d 'Give every attempt the same standard input'
+complete -c retry -n $cond -s O -l buffer-stdout -d "Hold each attempt's output; only the last one's to stdout"
 # Messages.
 complete -c retry -n $cond -l dry-run -d 'Print the delay schedule and exit'
 complete -c retry -n $cond -s q -l quiet -d "Print only usage errors and retry's own failures"
 complete -c retry -n $cond -s v -l verbose -d 'Also print the policy, delay origins, a summary'
 complete -c retry -n $cond -s h -l help -d 'Print help and exit'
 complete -c retry -n $cond -s V -l version -d 'Print the version and exit'
+complete -c retry -n $cond -l report -rF -d 'Write a JSON report of the run to FILE (- for stderr)'
