@@ -26,7 +26,7 @@ all: retry
 
 retry: $(SRCS) $(HDRS) Makefile
 	$(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) \
-		-o $@ $(SRCS) $(LDFLAGS) -lm
+		-o $@ $(SRCS) $(LDFLAGS)
 
 # A pseudo-terminal driver for the job-control tests.
 tests/ptyrun: tests/ptyrun.c
@@ -53,7 +53,7 @@ check-build:
 	for cc in gcc clang; do for std in c99 c11; do for opt in -O0 -O2; do \
 		echo "$$cc -std=$$std $$opt"; \
 		$$cc -std=$$std $$opt -Wall -Wextra -Wpedantic -Werror \
-		    $(RETRY_CPPFLAGS) -o retry.check $(SRCS) -lm || exit 1; \
+		    $(RETRY_CPPFLAGS) -o retry.check $(SRCS) || exit 1; \
 	done; done; done
 	rm -f retry.check
 
@@ -81,7 +81,7 @@ check-sanitize: retry-sanitize tests/ptyrun
 
 retry-sanitize: $(SRCS) $(HDRS) Makefile
 	$(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) -O1 -g $(SANITIZE) \
-		-o $@ $(SRCS) -lm
+		-o $@ $(SRCS)
 
 # libFuzzer targets (clang and its runtime, Debian's libclang-rt-14-dev):
 # each runs FUZZTIME seconds from the seeds in tests/fuzz/corpus/.
@@ -102,7 +102,7 @@ fuzz: $(FUZZERS)
 $(FUZZERS): options.c backoff.c \
     options.h backoff.h
 	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_$(@F).c \
-		options.c backoff.c circuit.c -lm
+		options.c backoff.c circuit.c
 
 # Where each shell looks for completions by default.
 install: retry

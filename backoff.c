@@ -2,7 +2,7 @@
  * Parsers, random generator and delay schedule of retry.  Pure functions of
  * their arguments: everything here can be tested and fuzzed in isolation.
  */
-#include <math.h>
+#include <math.h>	/* isfinite(), a macro */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,33 +313,24 @@ backoff_init(struct backoff *b, int64_t base, double factor, int64_t cap,
 	b->cap = cap;
 	b->jitter = jitter;
 	b->prev = (double)base;
+	b->grown = (double)base;
 	b->failures = 0;
 }
 
 /*
- * min(cap, base x factor^(k-1)) without overflow: past the exponent at
- * which the product reaches the cap, the cap is the answer and pow() is
- * never called, however large k or factor are.
+ * min(cap, base x factor^(k-1)), kept as a running product: once it
+ * passes the cap it stops growing, so no k or factor, however large, can
+ * overflow it, and no pow() (nor libm, which costs start-up) is needed.
  */
 static double
-exponential_step(const struct backoff *b, int *capped)
+exponential_step(struct backoff *b, int *capped)
 {
-	double base = (double)b->base, cap = (double)b->cap, e, v;
+	double cap = (double)b->cap;
 
-	e = (double)(b->failures - 1);
-	*capped = 0;
-	if (e == 0 || b->factor == 1)
-		return base;
-	if (e > log(cap / base) / log(b->factor) + 1) {
-		*capped = 1;
-		return cap;
-	}
-	v = base * pow(b->factor, e);
-	if (v > cap) {
-		*capped = 1;
-		return cap;
-	}
-	return v;
+	if (b->failures > 1 && b->grown <= cap)
+		b->grown *= b->factor;
+	*capped = b->grown > cap;
+	return *capped ? cap : b->grown;
 }
 
 /*
@@ -374,9 +365,9 @@ backoff_next(struct backoff *b, struct rng *r, struct step *st)
 	if (d > cap)
 		d = cap;
 	if (st != NULL) {
-		st->step = step > cap * 3 ? b->cap * 3 : (int64_t)step;
+		st->step = (int64_t)step;	/* at most 3 x cap: it fits */
 		st->lo = (int64_t)lo;
-		st->hi = hi > cap * 3 ? b->cap * 3 : (int64_t)hi;
+		st->hi = (int64_t)hi;
 		st->delay = (int64_t)d;
 		st->capped = capped;
 	}

@@ -29,6 +29,7 @@ struct backoff {
 	double factor;		/* >= 1 */
 	enum jitter jitter;
 	double prev;		/* decorrelated: the previous delay, ns */
+	double grown;		/* base x factor^(k-1) while not above cap */
 	uint64_t failures;	/* k: failed attempts so far */
 };
 

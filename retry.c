@@ -100,6 +100,8 @@ static struct report report;
 static int	 reporting;
 static char	 hint_dir[PATH_MAX], hint_file[PATH_MAX];
 static struct circuit circuit;		/* --circuit: the shared record */
+static unsigned char entropy[24];	/* from the kernel: seed, then key */
+static size_t	 entropy_left;
 
 /* Signals forwarded to the attempt; a handler only marks them caught. */
 static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
@@ -367,11 +369,20 @@ kernel_random(void *buf, size_t len)
 static void
 seed_generator(const struct policy *p, struct run *r)
 {
+	unsigned char bytes[8];
 	uint64_t seed = p->seed;
+	int i;
 
 	memset(r, 0, sizeof(*r));
-	if (!p->seeded)
-		kernel_random(&seed, sizeof(seed));
+	if (!p->seeded) {
+		/* One read for the seed and, later, the key. */
+		kernel_random(entropy, sizeof(entropy));
+		entropy_left = sizeof(entropy);
+		memcpy(bytes, entropy, sizeof(bytes));
+		entropy_left -= sizeof(bytes);
+		for (seed = 0, i = 0; i < 8; i++)
+			seed = seed << 8 | bytes[i];
+	}
 	rng_seed(&r->rng, seed);
 	backoff_init(&r->backoff, p->base, p->factor, p->cap, p->jitter);
 }
@@ -505,7 +516,11 @@ new_uuid(char *buf, size_t size)
 {
 	unsigned char u[16];
 
-	kernel_random(u, sizeof(u));
+	if (entropy_left == sizeof(u))
+		memcpy(u, entropy + sizeof(entropy) - sizeof(u), sizeof(u));
+	else
+		kernel_random(u, sizeof(u));
+	entropy_left = 0;
 	u[6] = (unsigned char)((u[6] & 0x0f) | 0x40);	/* version 4 */
 	u[8] = (unsigned char)((u[8] & 0x3f) | 0x80);	/* RFC 4122 variant */
 	(void)snprintf(buf, size, "%02x%02x%02x%02x-%02x%02x-%02x%02x-"
@@ -1141,7 +1156,8 @@ run_attempt(const struct policy *p, struct run *r)
 	r->timed_out = NOT_TIMED_OUT;
 	r->termsig = 0;
 	export_attempt(r->attempt);
-	clear_hint();
+	if (r->attempt > 1)
+		clear_hint();	/* the first finds it as made: empty */
 	r->began = monotonic_now();
 	if (start_child(p->argv, r))
 		watch_child(p, r);
