@@ -20,7 +20,7 @@ SRCS = retry.c options.c backoff.c relay.c report.c circuit.c
 HDRS = backoff.h options.h relay.h report.h circuit.h
 
 .PHONY: all test check check-build check-static check-valgrind \
-	check-sanitize fuzz deps install uninstall clean
+	check-sanitize fuzz bench bench-helpers deps install uninstall clean
 
 all: retry
 
@@ -83,6 +83,31 @@ retry-sanitize: $(SRCS) $(HDRS) Makefile
 	$(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) -O1 -g $(SANITIZE) \
 		-o $@ $(SRCS)
 
+# The benchmarks of bench/ (see bench/RESULTS.md); QUICK=1 is a short
+# smoke run whose results go to $$TMPDIR, not over the committed ones.
+BENCH_HELPERS = bench/stamp bench/spawn bench/latency bench/herd
+
+bench: retry $(BENCH_HELPERS)
+	QUICK=$(QUICK) sh bench/run.sh
+
+bench-helpers: $(BENCH_HELPERS)
+
+bench/stamp: bench/stamp.c
+	$(CC) $(RETRY_CFLAGS) -D_XOPEN_SOURCE=700 $(CPPFLAGS) $(CFLAGS) \
+		-o $@ bench/stamp.c $(LDFLAGS)
+
+bench/spawn: bench/spawn.c bench/common.c bench/bench.h
+	$(CC) $(RETRY_CFLAGS) -D_XOPEN_SOURCE=700 $(CPPFLAGS) $(CFLAGS) \
+		-o $@ bench/spawn.c bench/common.c $(LDFLAGS)
+
+bench/latency: bench/latency.c bench/common.c bench/bench.h
+	$(CC) $(RETRY_CFLAGS) -D_XOPEN_SOURCE=700 $(CPPFLAGS) $(CFLAGS) \
+		-o $@ bench/latency.c bench/common.c $(LDFLAGS)
+
+bench/herd: bench/herd.c bench/common.c bench/bench.h
+	$(CC) $(RETRY_CFLAGS) -D_XOPEN_SOURCE=700 $(CPPFLAGS) $(CFLAGS) \
+		-o $@ bench/herd.c bench/common.c $(LDFLAGS)
+
 # libFuzzer targets (clang and its runtime, Debian's libclang-rt-14-dev):
 # each runs FUZZTIME seconds from the seeds in tests/fuzz/corpus/.
 FUZZCC = clang
@@ -124,5 +149,5 @@ uninstall:
 		$(DESTDIR)$(FISHCOMPDIR)/retry.fish
 
 clean:
-	rm -f retry retry-sanitize tests/ptyrun $(FUZZERS)
+	rm -f retry retry-sanitize tests/ptyrun $(FUZZERS) $(BENCH_HELPERS)
 	rm -rf tests/fuzz/work

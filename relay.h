@@ -18,13 +18,14 @@
 
 /* A child's output pipe copied to one of retry's own streams. */
 struct pump {
+	/* The small fields first: a run that relays nothing touches no more. */
 	int		 from, to;	/* -1 when closed */
-	char		 buf[PIPE_BUF];	/* one write of this size never blocks */
 	size_t		 off, len;
-	char		 line[LINEMAX];
 	size_t		 linelen;
 	int		 skipping;	/* past LINEMAX, until the newline */
 	int		 draining;	/* the attempt ended: read what is left */
+	char		 buf[PIPE_BUF];	/* one write of this size never blocks */
+	char		 line[LINEMAX];
 };
 
 struct relay {

@@ -1426,6 +1426,8 @@ describe_policy(const struct policy *p, const struct run *r)
 	struct codes retry_on;
 	int i;
 
+	if (verbosity < VERBOSE)
+		return;		/* formatting it costs a run's start-up */
 	memset(&retry_on, 0, sizeof(retry_on));
 	for (i = 0; i < 256; i++)
 		if (codes_has(&p->on, i) && !codes_has(&p->stop_on, i))

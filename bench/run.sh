@@ -1,0 +1,655 @@
+#!/bin/sh
+# bench/run.sh: the benchmarks of retry (issue 6), run by `make bench`.
+# Writes bench/RESULTS.md and bench/herd.svg; with QUICK=1, a short smoke
+# run that writes them to $BENCH_OUT (a directory in $TMPDIR) instead.
+set -eu
+
+cd "$(dirname "$0")/.."
+top=$(pwd)
+bench=$top/bench
+retry=$top/retry
+
+if [ "${QUICK:-0}" = 1 ]; then
+	mode=quick
+	out=${BENCH_OUT:-${TMPDIR:-/tmp}/retry-bench-quick}
+	rounds=30 acc_rounds=1 trials=10 herd=40
+	replay_bytes=67108864
+else
+	mode=full
+	out=${BENCH_OUT:-$bench}
+	rounds=400 acc_rounds=10 trials=100 herd=200
+	replay_bytes=1073741824
+fi
+mkdir -p "$out"
+work=$(mktemp -d "${TMPDIR:-/tmp}/retry-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+sum=$work/sum
+notes=$work/notes
+: >"$sum"
+: >"$notes"
+
+# The same PATH and no inherited RETRY_* for every command measured.
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+unset RETRY_ATTEMPT RETRY_DEADLINE RETRY_IDEMPOTENCY_KEY \
+	RETRY_MAX_ATTEMPTS RETRY_AFTER_FILE || true
+
+say() {
+	printf 'bench: %s\n' "$*" >&2
+}
+
+note() {
+	say "$*"
+	printf -- '- %s\n' "$*" >>"$notes"
+}
+
+# A value from the summary: get KEY [INDEX [FIELD]].
+get() {
+	awk -v k="$1" -v i="${2-}" -v f="${3-}" '
+	    $1 == k && i == "" { print $2; exit }
+	    $1 == k && $2 == i { print (f == "" ? $3 : $f); exit }' "$sum"
+}
+
+# Whether a <= b, as numbers.
+le() {
+	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'
+}
+
+verdict() {
+	if [ "$1" = 0 ]; then echo '**met**'; else echo '**missed**'; fi
+}
+
+ms() {
+	awk -v ns="$1" 'BEGIN { printf "%.2f ms", ns / 1e6 }'
+}
+
+stats() {
+	awk -f "$bench/stats.awk" -f "$@"
+}
+
+# The C helpers, when make has not built them (sh bench/run.sh alone).
+for h in stamp spawn latency herd; do
+	src=$bench/$h.c
+	extra=$bench/common.c
+	[ "$h" = stamp ] && extra=
+	if [ ! -x "$bench/$h" ] ||
+	    [ -n "$(find "$src" -newer "$bench/$h" 2>/dev/null)" ]; then
+		say "building bench/$h"
+		# shellcheck disable=SC2086
+		${CC:-cc} -std=c99 -O2 -D_XOPEN_SOURCE=700 -o "$bench/$h" \
+		    "$src" $extra
+	fi
+done
+if [ ! -x "$retry" ]; then
+	say "no ./retry: run make first"
+	exit 1
+fi
+
+# --- peers ----------------------------------------------------------------
+installed() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'
+}
+
+# Debian's packages that the bench compares with, installed when missing
+# and when root; a peer that is still missing is skipped.
+install_package() {
+	command -v dpkg-query >/dev/null 2>&1 || return 0
+	installed "$1" && return 0
+	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+		return 0
+	fi
+	say "installing Debian's $1"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -qq "$1" >"$work/apt.log" 2>&1 || {
+		apt-get update -qq >>"$work/apt.log" 2>&1 &&
+		    apt-get install -y -qq "$1" >>"$work/apt.log" 2>&1
+	} || say "could not install $1 (see apt-get)"
+}
+
+install_package retry
+deb_retry=
+if installed retry && [ -x /usr/bin/retry ]; then
+	deb_retry=/usr/bin/retry
+else
+	note "Debian's retry is not installed: its rows are skipped."
+fi
+timeout_cmd=$(command -v timeout || true)
+[ -n "$timeout_cmd" ] || note "timeout (coreutils) not found: its rows are skipped."
+
+# --- the machine ----------------------------------------------------------
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)
+machine() {
+	printf '| | |\n|---|---|\n'
+	printf '| date | %s |\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
+	printf '| CPUs (nproc) | %s |\n' "$(nproc 2>/dev/null || echo '?')"
+	printf '| CPU model | %s |\n' "$(sed -n 's/^model name[^:]*: //p' \
+	    /proc/cpuinfo 2>/dev/null | head -n 1)"
+	printf '| memory | %s |\n' "$(awk '/^MemTotal/ { printf "%.1f GiB", \
+	    $2 / 1048576 }' /proc/meminfo 2>/dev/null)"
+	printf '| kernel | %s |\n' "$(uname -srm)"
+	printf '| system | %s |\n' "$(. /etc/os-release 2>/dev/null &&
+	    echo "$PRETTY_NAME")"
+	printf '| libc | %s |\n' "$(ldd --version 2>/dev/null | head -n 1)"
+	printf '| compiler | %s |\n' "$(${CC:-cc} --version 2>/dev/null |
+	    head -n 1)"
+	printf '| load average at start (1, 5, 15 min) | %s |\n' "$load_start"
+	printf '| load average at end | %s |\n' \
+	    "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+	printf '| retry | %s, source %s |\n' "$("$retry" --version)" \
+	    "$(git --no-optional-locks -C "$top" describe --always --dirty \
+	    2>/dev/null || echo 'not a git checkout')"
+	printf '| Debian'"'"'s retry | %s |\n' "$(dpkg-query -W -f='${Version}' \
+	    retry 2>/dev/null || echo 'not installed')"
+	printf '| timeout | %s |\n' "$("${timeout_cmd:-false}" --version \
+	    2>/dev/null | head -n 1)"
+	printf '| locale | LANG=%s LC_ALL=%s |\n' "${LANG-}" "${LC_ALL-}"
+	printf '| PATH for all commands | %s |\n' "$PATH"
+}
+
+# --- variants of retry: static, and without libm ---------------------------
+say "building the variants of retry in $work/src"
+mkdir "$work/src"
+cp "$top"/Makefile "$top"/*.c "$top"/*.h "$work/src/"
+static=
+if make -s -C "$work/src" retry CFLAGS=-O2 LDFLAGS=-static \
+    >"$work/static.log" 2>&1 && "$work/src/retry" -n1 -- true; then
+	mv "$work/src/retry" "$work/retry-static"
+	static=$work/retry-static
+else
+	note "the static build failed (make retry CFLAGS=-O2 LDFLAGS=-static: $(tail -n 1 "$work/static.log")): its row is skipped."
+fi
+nolibm=
+if ldd "$retry" 2>/dev/null | grep -q 'libm\.so'; then
+	${CC:-cc} -c -o "$work/nolibm.o" "$bench/nolibm.c"
+	if make -s -C "$work/src" retry CFLAGS='-O2 -g' \
+	    LDFLAGS="$work/nolibm.o -Wl,--as-needed" >"$work/nolibm.log" 2>&1 &&
+	    ! ldd "$work/src/retry" | grep -q 'libm\.so' &&
+	    "$work/src/retry" -n1 -- true; then
+		mv "$work/src/retry" "$work/retry-nolibm"
+		nolibm=$work/retry-nolibm
+	else
+		note "retry could not be linked without libm ($(tail -n 1 "$work/nolibm.log")): that row is skipped."
+	fi
+fi
+
+# --- 1. overhead ----------------------------------------------------------
+say "1. overhead: $rounds interleaved rounds"
+names="retry -n1 -- true"
+set -- "$retry" -n1 -- true
+if [ -n "$timeout_cmd" ]; then
+	names="$names|timeout 60 true"
+	set -- "$@" :: timeout 60 true
+fi
+if [ -n "$deb_retry" ]; then
+	names="$names|Debian's retry -t 1 -- true"
+	set -- "$@" :: "$deb_retry" -t 1 -- true
+fi
+names="$names|true (bare)"
+set -- "$@" :: true
+bare=$(echo "$names" | awk -F'|' '{ print NF - 1 }')
+if [ -n "$static" ]; then
+	names="$names|retry, static build"
+	set -- "$@" :: "$static" -n1 -- true
+fi
+if [ -n "$nolibm" ]; then
+	names="$names|retry without libm (experiment)"
+	set -- "$@" :: "$nolibm" -n1 -- true
+fi
+"$bench/spawn" -r "$rounds" -w 5 "$@" >"$work/overhead.txt"
+alt=
+[ -z "$static" ] || alt=$(echo "$names" | awk -F'|' '{ print NF - 1 }')
+[ -z "$static" ] || [ -z "$nolibm" ] || alt=$((alt - 1))
+overhead_table=$(stats "$bench/overhead.awk" -v names="$names" -v ret=0 \
+    -v bare="$bare" -v alt="$alt" -v sum="$sum" "$work/overhead.txt")
+idx() {
+	echo "$names" | awk -F'|' -v n="$1" '{
+	    for (i = 1; i <= NF; i++) if ($i ~ n) { print i - 1; exit } }'
+}
+i_timeout=$(idx '^timeout')
+i_deb=$(idx "^Debian")
+i_static=$(idx 'static')
+i_nolibm=$(idx 'libm')
+
+# --- the profile of start-up (full mode, with the tools that are here) ------
+profile=$work/profile.md
+: >"$profile"
+wrappers() {
+	printf '%s\n' "retry|$retry -n1 -- true"
+	[ -z "$timeout_cmd" ] || printf '%s\n' "timeout|timeout 60 true"
+	[ -z "$deb_retry" ] || printf '%s\n' "Debian's retry|$deb_retry -t 1 -- true"
+	[ -z "$static" ] || printf '%s\n' "retry, static|$static -n1 -- true"
+	[ -z "$nolibm" ] || printf '%s\n' "retry without libm|$nolibm -n1 -- true"
+}
+if [ "$mode" = full ]; then
+	say "profiling the start-up"
+	{
+		echo "What each wrapper does by itself (not its child), one run of \`-- true\`:"
+		echo
+		echo "| wrapper | shared libraries | system calls (strace -c) | instructions (callgrind) | of which in ld.so | page faults (perf stat --no-inherit, mean of 50) |"
+		echo "|---|---:|---:|---:|---:|---:|"
+	} >>"$profile"
+	wrappers | while IFS='|' read -r label cmd; do
+		# shellcheck disable=SC2086
+		set -- $cmd
+		libs=$(ldd "$1" 2>/dev/null | grep -c '=>' || true)
+		calls=–
+		if command -v strace >/dev/null 2>&1 &&
+		    strace -c -o "$work/strace.txt" "$@" </dev/null >/dev/null 2>&1; then
+			calls=$(awk '$NF == "total" { print $4 }' "$work/strace.txt")
+			[ "$label" != retry ] || cp "$work/strace.txt" "$work/strace.retry"
+		fi
+		ir=– irld=–
+		if command -v valgrind >/dev/null 2>&1 &&
+		    valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" \
+		    "$@" </dev/null >/dev/null 2>&1; then
+			ir=$(awk '/^summary:/ { print $2 }' "$work/cg.out")
+			irld=$(callgrind_annotate --inclusive=yes "$work/cg.out" \
+			    2>/dev/null | awk '/rtld.c:_dl_start / {
+			    gsub(",", "", $1); print $1; exit }')
+			[ -n "$irld" ] && irld=$(awk -v a="$irld" -v b="$ir" \
+			    'BEGIN { printf "%.0f%%", 100 * a / b }')
+			[ "$label" != retry ] || cp "$work/cg.out" "$work/cg.retry"
+		fi
+		faults=–
+		if command -v perf >/dev/null 2>&1 &&
+		    perf stat --no-inherit -x, -r 50 -e page-faults -o \
+		    "$work/perf.txt" "$@" </dev/null >/dev/null 2>&1; then
+			faults=$(awk -F, '/page-faults/ { printf "%.0f", $1 }' \
+			    "$work/perf.txt")
+		fi
+		printf '| %s | %s | %s | %s | %s | %s |\n' "$label" "$libs" \
+		    "$calls" "${ir:-–}" "${irld:-–}" "${faults:-–}" >>"$profile"
+	done
+	if [ -f "$work/strace.retry" ]; then
+		{
+			echo
+			echo "retry's system calls (\`strace -c $retry -n1 -- true\`):"
+			echo
+			echo '```'
+			echo "calls syscall"
+			awk 'NR > 2 && $NF != "total" && !/^-/ { print $4, $NF }' \
+			    "$work/strace.retry" | sort -rn | head -n 30
+			echo '```'
+		} >>"$profile"
+	fi
+	if [ -f "$work/cg.retry" ]; then
+		{
+			echo
+			echo "Where retry's instructions go (\`valgrind --tool=callgrind\`, inclusive, top 20):"
+			echo
+			echo '```'
+			callgrind_annotate --inclusive=yes "$work/cg.retry" 2>/dev/null |
+			    awk '/^-+$/ { dash++; next } dash >= 3 && NF && /\(/ ' |
+			    sed 's/ ([ 0-9.]*%)//; s|\./[^ ]*/||' | head -n 20
+			echo '```'
+		} >>"$profile"
+	fi
+	if command -v perf >/dev/null 2>&1; then
+		wrappers | while IFS='|' read -r label cmd; do
+			# shellcheck disable=SC2086
+			set -- $cmd
+			perf record -q -o "$work/pf.data" -e page-faults -c 1 -d \
+			    --no-inherit "$@" </dev/null >/dev/null 2>&1 || continue
+			perf report -i "$work/pf.data" --mem-mode --stdio -n \
+			    --sort dso_daddr 2>/dev/null | awk -v w="$label" '
+			    /^#/ || NF < 3 { next }
+			    { d = $3; sub(/.*\//, "", d); print w "|" d "|" $2 }'
+		done >"$work/pf.txt"
+		if [ -s "$work/pf.txt" ]; then
+			printf '\nPage faults by mapping (`perf record -e page-faults -d --no-inherit`, one run each):\n\n' >>"$profile"
+			awk -F'|' '
+			    !($1 in col) { col[$1] = ++nc; name[nc] = $1 }
+			    !($2 in row) { row[$2] = ++nr; rname[nr] = $2 }
+			    { v[$2, $1] += $3; tot[$1] += $3 }
+			    END {
+				printf "| mapping |"
+				for (c = 1; c <= nc; c++)
+					printf " %s |", name[c]
+				printf "\n|---|"
+				for (c = 1; c <= nc; c++)
+					printf "---:|"
+				print ""
+				for (r = 1; r <= nr; r++) {
+					printf "| %s |", rname[r]
+					for (c = 1; c <= nc; c++)
+						printf " %s |", v[rname[r], name[c]]
+					print ""
+				}
+				printf "| **total** |"
+				for (c = 1; c <= nc; c++)
+					printf " **%d** |", tot[name[c]]
+				print ""
+			    }' "$work/pf.txt" >>"$profile"
+		fi
+	fi
+else
+	echo "(skipped in the quick mode)" >>"$profile"
+fi
+
+# --- 2. timing accuracy ---------------------------------------------------
+say "2. timing accuracy: $acc_rounds rounds of 50 attempts"
+r=0
+while [ "$r" -lt "$acc_rounds" ]; do
+	status=0
+	"$retry" -n 50 --jitter none --base 20ms --cap 20ms -- \
+	    "$bench/stamp" -f 1000 "$work/acc.$r" </dev/null 2>/dev/null ||
+	    status=$?
+	[ "$status" = 1 ] || note "accuracy round $r: retry exited $status, not 1"
+	"$bench/spawn" -r 50 -w 0 -d 20000000 "$bench/stamp" -f 1000 \
+	    "$work/floor.$r" >/dev/null
+	r=$((r + 1))
+done
+accuracy_table=$(stats "$bench/accuracy.awk" -v delay=20000000 -v sum="$sum" \
+    "$work"/acc.* "$work"/floor.*)
+
+# --- 3. signal latency, and 4. the RSS of a wrapper alone --------------------
+say "3. signal latency: $trials trials each"
+mk=$work/marker
+names="retry"
+set -- "$retry" -n 2 --jitter none --base 60s --cap 60s -- \
+    "$bench/stamp" -f 1 "$mk"
+if [ -n "$deb_retry" ]; then
+	names="$names|Debian's retry"
+	set -- "$@" :: "$deb_retry" -t 2 -d 60 -- "$bench/stamp" -f 1 "$mk"
+fi
+"$bench/latency" -e -n "$trials" -m "$mk" "$@" >"$work/asleep.txt"
+asleep_table=$(stats "$bench/latency.awk" -v names="$names" -v tag=asleep \
+    -v sum="$sum" "$work/asleep.txt")
+names="retry"
+set -- "$retry" -n1 -- "$bench/stamp" -s 60 "$mk"
+if [ -n "$timeout_cmd" ]; then
+	names="$names|timeout"
+	set -- "$@" :: timeout 60 "$bench/stamp" -s 60 "$mk"
+fi
+if [ -n "$deb_retry" ]; then
+	names="$names|Debian's retry"
+	set -- "$@" :: "$deb_retry" -t 1 -- "$bench/stamp" -s 60 "$mk"
+fi
+"$bench/latency" -n "$trials" -m "$mk" "$@" >"$work/running.txt"
+running_table=$(stats "$bench/latency.awk" -v names="$names" -v tag=running \
+    -v sum="$sum" "$work/running.txt")
+
+# --- 4. memory with --replay-stdin -----------------------------------------
+replay=
+if "$retry" --help 2>/dev/null | grep -q -- '--replay-stdin'; then
+	say "4. --replay-stdin over $replay_bytes bytes"
+	mkfifo "$work/in"
+	head -c "$replay_bytes" /dev/zero >"$work/in" &
+	# shellcheck disable=SC2016
+	"$bench/spawn" -i "$work/in" -r 1 -w 0 "$retry" --replay-stdin -n 2 \
+	    -b 10ms -- sh -c 'cat >/dev/null; [ "${RETRY_ATTEMPT:-1}" -ge 2 ]' \
+	    >"$work/replay.txt"
+	wait
+	replay=$(awk '{ print $4 }' "$work/replay.txt")
+	replay_status=$(awk '{ print $6 }' "$work/replay.txt")
+fi
+
+# --- 5. the herd -----------------------------------------------------------
+say "5. the herd: $herd processes per jitter mode"
+herd_table=$work/herd.md
+: >"$herd_table"
+: >"$work/herd.data"
+row=0
+for j in none full equal decorrelated; do
+	base=1s lo=1000 hi=1000
+	case $j in
+	full) lo=0 ;;
+	equal) lo=500 ;;
+	decorrelated) base=333ms lo=333 hi=999 ;;
+	esac
+	"$bench/herd" -n "$herd" -m "$work/herd.$j" -l "$work/herd.$j.log" \
+	    "$retry" -n 2 -v --jitter "$j" --base "$base" --cap 1s -- \
+	    "$bench/stamp" -f 1 -w 3 "$work/herd.$j" >"$work/herd.$j.out"
+	release=$(awk '$1 == "release" { print $2 }' "$work/herd.$j.out")
+	stats "$bench/herd.awk" -v mode="$j" -v row="$row" -v release="$release" \
+	    -v lo="$lo" -v hi="$hi" -v seed=1 -v sum="$sum" \
+	    -v data="$work/herd.data" "$work/herd.$j" "$work/herd.$j".log.* \
+	    >>"$herd_table"
+	row=$((row + 1))
+done
+awk -f "$bench/svg.awk" -v title="The herd: $herd retry processes whose first attempts all fail at 0" \
+    "$work/herd.data" >"$out/herd.svg"
+
+# --- the verdicts ----------------------------------------------------------
+v_deb=– v_timeout=– r_deb=– r_timeout=–
+if [ -n "$i_deb" ]; then
+	r_deb=$(get ratio "$i_deb")
+	le "$r_deb" 1.0 && v_deb=$(verdict 0) || v_deb=$(verdict 1)
+fi
+if [ -n "$i_timeout" ]; then
+	r_timeout=$(get ratio "$i_timeout")
+	le "$r_timeout" 0.9 && v_timeout=$(verdict 0) || v_timeout=$(verdict 1)
+fi
+acc_median=$(get acc_median) acc_p99=$(get acc_p99) acc_drift=$(get acc_drift)
+le "$acc_median" 1000000 && v_accm=$(verdict 0) || v_accm=$(verdict 1)
+le "$acc_p99" 5000000 && v_accp=$(verdict 0) || v_accp=$(verdict 1)
+abs_drift=$(awk -v d="$acc_drift" 'BEGIN { print d < 0 ? -d : d }')
+le "$abs_drift" 1000000 && v_drift=$(verdict 0) || v_drift=$(verdict 1)
+asleep=$(get asleep_median 0) running=$(get running_median 0)
+le "$asleep" 10000000 && v_asleep=$(verdict 0) || v_asleep=$(verdict 1)
+le "$running" 10000000 && v_running=$(verdict 0) || v_running=$(verdict 1)
+hwm_retry=$(get running_hwm 0)
+hwm_timeout=– v_hwm=–
+if [ -n "$timeout_cmd" ]; then
+	hwm_timeout=$(get running_hwm 1)
+	le "$hwm_retry" "$hwm_timeout" && v_hwm=$(verdict 0) || v_hwm=$(verdict 1)
+fi
+maxrss_retry=$(get rss 0)
+maxrss_timeout=$([ -n "$i_timeout" ] && get rss "$i_timeout" || echo –)
+if [ -n "$replay" ]; then
+	le "$replay" 4096 && v_replay=$(verdict 0) || v_replay=$(verdict 1)
+	replay_cell="$replay kB (ru_maxrss of retry and its attempts; exit $replay_status)"
+else
+	v_replay="not available yet"
+	replay_cell="not available yet: \`retry --help\` lists no \`--replay-stdin\`"
+fi
+herd_ok=0 worst=0
+for j in full equal decorrelated; do
+	b=$(get "herd_${j}_busiest") e=$(get "herd_${j}_expect")
+	d=$(get "herd_${j}_distinct") n=$(get "herd_${j}_n")
+	[ "$d" = "$n" ] && [ "$n" = "$herd" ] || herd_ok=1
+	le "$b" "$(awk -v e="$e" 'BEGIN { print 2 * e }')" || herd_ok=1
+	le "$b" "$worst" || worst=$b
+done
+v_herd=$(verdict "$herd_ok")
+herd_stat=0
+for j in full equal decorrelated; do
+	le "$(get "herd_${j}_busiest")" "$(get "herd_${j}_ideal95")" || herd_stat=1
+done
+v_herd_stat=$(verdict "$herd_stat")
+comb=$(get herd_none_busiest)
+le "$((3 * worst))" "$comb" && v_comb=$(verdict 0) || v_comb=$(verdict 1)
+jitter_cells=
+for j in full equal decorrelated; do
+	jitter_cells="$jitter_cells${jitter_cells:+; }$j $(get "herd_${j}_busiest") vs $(get "herd_${j}_expect") ($(get "herd_${j}_distinct") distinct)"
+done
+
+# What the overhead rows say about start-up, in numbers of this run.
+findings() {
+	printf 'Against a bare `true` (median of paired ratios): retry %s×' \
+	    "$(get bare 0)"
+	[ -z "$i_timeout" ] || printf ', timeout %s×' "$(get bare "$i_timeout")"
+	[ -z "$i_deb" ] || printf ", Debian's retry %s×" "$(get bare "$i_deb")"
+	[ -z "$i_static" ] || printf ', retry static %s×' "$(get bare "$i_static")"
+	[ -z "$i_nolibm" ] || printf ', retry without libm %s×' \
+	    "$(get bare "$i_nolibm")"
+	printf '; the floor of two process starts is about 2×.'
+	[ -z "$i_static" ] || printf '  The static build runs in %s of the time of the dynamic one (paired median), with %s page faults instead of %s (wrapper and child); static retry ÷ Debian'"'"'s retry = %s, ÷ timeout = %s.' \
+	    "$(awk -v r="$(get ratio "$i_static")" 'BEGIN { printf "%.0f%%", 100 / r }')" \
+	    "$(get faults "$i_static")" "$(get faults 0)" \
+	    "$([ -n "$i_deb" ] && get alt "$i_deb" || echo –)" \
+	    "$([ -n "$i_timeout" ] && get alt "$i_timeout" || echo –)"
+	[ -z "$i_nolibm" ] || printf '  Not loading libm alone saves %s (retry ÷ retry without libm = %s).' \
+	    "$(awk -v r="$(get ratio "$i_nolibm")" 'BEGIN { printf "%.0f%%", 100 - 100 / r }')" \
+	    "$(get ratio "$i_nolibm")"
+	echo
+}
+
+# --- RESULTS.md -------------------------------------------------------------
+say "writing $out/RESULTS.md"
+b() { printf '`%s`' "$*"; }
+{
+	cat <<EOF
+# Benchmark results
+
+Written by \`bench/run.sh\` ($mode mode$([ "$mode" = quick ] && echo ', a smoke run: few rounds, the figures are rough')).
+Every figure comes from this run on this machine; times are medians, and
+comparisons are ratios of paired runs taken in interleaved rounds, never
+one absolute time.  Run it again with \`make bench\`.
+
+## The machine
+
+$(machine)
+
+## Summary
+
+| figure | result | target | |
+|---|---|---|---|
+| 1. overhead vs Debian's retry | retry ÷ Debian's retry = $r_deb | ≤ 1.0 | $v_deb |
+| 1. overhead vs timeout | retry ÷ timeout = $r_timeout | ≤ 0.9 | $v_timeout |
+| 2. gap error, median | $(ms "$acc_median") | < 1 ms | $v_accm |
+| 2. gap error, p99 | $(ms "$acc_p99") (quantile by quantile: $(ms "$(get acc_qq99)"); the floor's own p99 − median: $(ms "$(awk -v a="$(get acc_floor99)" -v b="$(get acc_floor)" 'BEGIN { print a - b }')")) | < 5 ms | $v_accp |
+| 2. drift over 50 attempts | $(ms "$acc_drift") | none (\|drift\| < 1 ms) | $v_drift |
+| 3. SIGTERM while asleep → reaped, median | $(ms "$asleep") | < 10 ms | $v_asleep |
+| 3. SIGTERM while an attempt runs → reaped, median | $(ms "$running") | < 10 ms | $v_running |
+| 4. peak RSS, plain run (VmHWM, retry alone) | retry $hwm_retry kB, timeout $hwm_timeout kB | ≤ timeout's | $v_hwm |
+| 4. peak RSS with \`--replay-stdin\` of $((replay_bytes / 1048576)) MiB | $replay_cell | < 4 MiB | $v_replay |
+| 5. herd, jitter modes: busiest 10 ms vs uniform, distinct delays | $jitter_cells | ≤ 2× uniform, $herd distinct | $v_herd |
+| 5. herd, the same against ideal uniform draws | busiest ≤ the 95th percentile of $herd ideal uniform draws | (see 5) | $v_herd_stat |
+| 5. herd, none: the comb | $comb of $herd in one 10 ms bucket | visible (≥ 3× any jitter mode's $worst) | $v_comb |
+
+EOF
+	if [ -s "$notes" ]; then
+		echo "Notes from this run:"
+		echo
+		cat "$notes"
+		echo
+	fi
+	cat <<EOF
+## 1. Overhead of the wrapper
+
+Each round runs every command once, in an order that moves by one each
+round, timed by \`bench/spawn\` from before \`fork\` to after \`wait4\`
+(CLOCK_MONOTONIC), stdio on /dev/null; 5 warm-up rounds are dropped.  A
+ratio is taken within each round and the median of the ratios is
+reported, with a distribution-free 95% confidence interval.
+
+    bench/spawn -r $rounds -w 5 ./retry -n1 -- true :: timeout 60 true :: /usr/bin/retry -t 1 -- true :: true$([ -n "$static" ] && echo ' :: retry-static -n1 -- true')$([ -n "$nolibm" ] && echo ' :: retry-nolibm -n1 -- true')
+
+$overhead_table
+
+- *retry, static build*: the same sources built with
+  $(b make retry CFLAGS=-O2 LDFLAGS=-static) in a copy of the tree.
+- *retry without libm*: an experiment, not a build to ship: the same
+  sources linked with $(b bench/nolibm.c) (stand-ins for \`pow\` and
+  \`log\`, which \`-- true\` never calls) and \`-Wl,--as-needed\`, so that
+  libm is not loaded; it shows what loading libm costs.
+- Peak RSS and page faults here are those of the wrapper *and* its child
+  (\`wait4\`'s rusage); see 4 for the wrapper alone.
+
+$(findings)
+
+### Where the start-up time goes
+
+$(cat "$profile")
+
+## 2. Timing accuracy
+
+    ./retry -n 50 --jitter none --base 20ms --cap 20ms -- bench/stamp -f 1000 FILE
+    bench/spawn -r 50 -w 0 -d 20000000 bench/stamp -f 1000 FILE2      # the floor, same round
+
+\`bench/stamp\` appends its CLOCK_MONOTONIC time when it starts and when it
+is about to exit.  The *gap* is the start of attempt k+1 minus the end of
+attempt k: it holds the 20 ms delay, but also what it costs this machine
+to let a process exit, reap it, fork and execute the next one, which is
+not retry's doing, nor is the time this busy machine takes to run a
+process that wakes up.  So each round also runs the *floor*: the same
+child 50 times from the smallest C loop that does the same (\`bench/spawn
+-d\`: \`wait4\`, sleep 20 ms to an absolute CLOCK_MONOTONIC deadline,
+fork, exec), and the gap error is gap − 20 ms − the floor's median in the
+same round.  The tail of that error is mostly the machine's (compare the
+floor's own p99), so the quantile-by-quantile difference is given too.  The drift is the
+least-squares slope of the gap error over the attempts, times the number
+of gaps: a late wake-up that pushed the later ones would show there.
+(retry's delays run from the end of each attempt, so the start of attempt
+50 is necessarily later by the sum of all gaps; the question is whether
+the gaps themselves grow.)
+
+$accuracy_table
+
+## 3. Signal latency
+
+\`bench/latency\` starts the wrapper, waits until its attempt runs (the
+child's start line) or, for the sleeping case, until the attempt has
+ended and been reaped (the child's end line and no child left in
+/proc/PID/task/PID/children), waits 5 ms more, sends SIGTERM and times
+\`kill\` to \`waitpid\` (CLOCK_MONOTONIC).  The wrappers take turns trial by
+trial.
+
+Asleep in a 60 s delay:
+
+    ./retry -n 2 --jitter none --base 60s --cap 60s -- bench/stamp -f 1 FILE
+    /usr/bin/retry -t 2 -d 60 -- bench/stamp -f 1 FILE
+
+$asleep_table
+
+While an attempt runs (the signal must reach it, and the wrapper exit after it):
+
+    ./retry -n1 -- bench/stamp -s 60 FILE
+    timeout 60 bench/stamp -s 60 FILE
+    /usr/bin/retry -t 1 -- bench/stamp -s 60 FILE
+
+$running_table
+
+"Attempt outlived it" counts the trials where the child was still alive
+after the wrapper had been reaped (it is then killed by the bench).
+
+## 4. Memory
+
+Peak RSS of the wrapper alone: VmHWM from /proc/PID/status, read while its
+attempt runs (section 3, the running case), so that the child's memory is
+not counted; retry does not allocate after that point.  Median of the
+trials: retry $hwm_retry kB, timeout $hwm_timeout kB.
+
+For comparison, \`wait4\`'s ru_maxrss in section 1 is the peak of the
+wrapper *and* its child (Linux counts the larger), with \`true\` as the
+child: retry $maxrss_retry kB, timeout $maxrss_timeout kB.
+
+\`--replay-stdin\`: $replay_cell.
+
+## 5. The herd
+
+    bench/herd -n $herd -m FILE -l LOG ./retry -n 2 -v --jitter MODE --base 1s --cap 1s -- bench/stamp -f 1 -w 3 FILE
+    (decorrelated: --base 333ms --cap 1s, so that its delays span [333 ms, 999 ms] without touching the cap)
+
+\`bench/herd\` forks $herd children that block on a pipe, then closes it:
+all of them execute retry in the same instant.  Each first attempt
+writes its start time and blocks on a second pipe, the barrier; once
+all $herd have started, the bench closes the barrier, so every first
+attempt fails in the same instant, *release* (time 0 below).
+
+- *scheduled*: the delay that each retry drew, from its \`-v\` message (to
+  the microsecond): when the second attempts would start if every client
+  had a machine of its own, which is what a real herd is.
+- *observed*: when each second attempt started, seen by the child.  On
+  this machine $herd processes that fail and wake up together queue for
+  its CPUs, so the observed arrivals are spread by the machine itself
+  (the spread of the failures and of the arrivals are in the table).
+- *uniform*: the number per 10 ms bucket if the delays were spread
+  evenly over their band; *ideal*: the busiest bucket of $herd truly
+  uniform draws over the same band (median and 95th percentile of 2000
+  simulated herds): even perfect draws put about 3× the mean in the
+  busiest of many buckets, so "within 2× of the expectation" is judged
+  against both.
+
+| mode | delays drawn from | distinct delays | scheduled: busiest 10 ms | uniform per 10 ms (busiest ÷ it) | ideal uniform busiest (median / 95th pct) | observed: busiest 10 ms | first attempts failed (median / max after release) | observed arrivals p1–p99 |
+|---|---|---:|---:|---:|---:|---:|---:|---:|
+$(cat "$herd_table")
+
+![the herd](herd.svg)
+EOF
+} >"$out/RESULTS.md"
+
+say "done: $out/RESULTS.md and $out/herd.svg"
+[ "$mode" = full ] || cat "$out/RESULTS.md"

@@ -1,0 +1,101 @@
+/*
+ * spawn: the overhead benchmark.  Runs several commands in interleaved
+ * rounds and prints, for each run, its wall time and peak RSS.
+ */
+#define _DEFAULT_SOURCE		/* wait4(2), for the child's own rusage */
+#include <sys/types.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+static void	 usage(void);
+
+/*
+ * usage: spawn [-d delay] [-i input] [-r rounds] [-w warmup] cmd [arg ...]
+ *     [:: cmd [arg ...]] ...
+ *
+ * Each round runs every command once, the first one moving by one place
+ * each round, so that none is always first after the machine was idle.
+ * A run is timed from before fork(2) to after wait4(2) returned, on
+ * CLOCK_MONOTONIC, with stdio on /dev/null but stdin read from input
+ * when given.  With -d, it sleeps delay ns after each run, until an
+ * absolute deadline: the smallest loop that does what retry does.  Prints one line per run:
+ * "round index ns maxrss_kb minflt status" (warm-up rounds are not
+ * printed): maxrss and minflt are wait4's ru_maxrss (the peak of the
+ * process and of what it waited for) and ru_minflt (the page faults of
+ * both), and status is the shell's $?.
+ */
+int
+main(int argc, char *argv[])
+{
+	char **cmds[MAXCMDS];
+	struct rusage ru;
+	const char *input = NULL;
+	struct timespec until;
+	long rounds = 100, warmup = 5, r;
+	long long t0, t1, delay = 0;
+	int ch, n, i, k, status;
+	pid_t pid;
+
+	while ((ch = getopt(argc, argv, "+d:i:r:w:")) != -1) {
+		switch (ch) {
+		case 'd':
+			delay = strtoll(optarg, NULL, 10);
+			break;
+		case 'i':
+			input = optarg;
+			break;
+		case 'r':
+			rounds = strtol(optarg, NULL, 10);
+			break;
+		case 'w':
+			warmup = strtol(optarg, NULL, 10);
+			break;
+		default:
+			usage();
+		}
+	}
+	if ((n = split_commands(argv + optind, cmds, MAXCMDS)) == 0)
+		usage();
+	for (r = -warmup; r < rounds; r++) {
+		for (k = 0; k < n; k++) {
+			i = (int)((r + warmup + k) % n);
+			t0 = now_ns();
+			pid = start_quiet(cmds[i], input);
+			if (wait4(pid, &status, 0, &ru) == -1)
+				die("wait4");
+			t1 = now_ns();
+			if (delay > 0) {
+				until.tv_sec = (time_t)((t1 + delay) / 1000000000LL);
+				until.tv_nsec = (long)((t1 + delay) % 1000000000LL);
+				while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME,
+				    &until, NULL) == EINTR)
+					;
+			}
+			if (r < 0)
+				continue;
+			(void)printf("%ld %d %lld %ld %ld %d\n", r, i, t1 - t0,
+			    ru.ru_maxrss, ru.ru_minflt, WIFSIGNALED(status) ?
+			    128 + WTERMSIG(status) : WEXITSTATUS(status));
+		}
+	}
+	if (fflush(stdout) == EOF)
+		die("stdout");
+	return 0;
+}
+
+static void
+usage(void)
+{
+	(void)fprintf(stderr, "usage: spawn [-d delay] [-i input] [-r rounds] "
+	    "[-w warmup] cmd [arg ...] [:: cmd [arg ...]] ...\n");
+	exit(2);
+}
