@@ -326,13 +326,16 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 		return circuit_valid_name(arg) ? NULL :
 		    "invalid name (letters, digits, '.', '_', '-')";
 	case OPT_TRIP:
+		p->tunes_circuit = 1;
 		if ((why = parse_count(arg, INT_MAX, &p->trip)) == NULL &&
 		    p->trip == 0)
 			why = "must be greater than 0";
 		return why;
 	case OPT_COOL:
+		p->tunes_circuit = 1;
 		return positive_duration(arg, &p->cool);
 	case OPT_BUDGET:
+		p->tunes_circuit = 1;
 		return parse_budget(arg, p);
 	}
 	return "unexpected option";	/* not reached: getopt knows them all */
@@ -438,7 +441,7 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 	if (!have_on)
 		(void)parse_codes("1-125,128-255", &on);
 	p->on = on;
-	if ((p->trip != 5 || p->cool != 30 * NS_PER_SEC || p->budget != 0) &&
+	if (p->tunes_circuit &&
 	    (p->circuit == NULL || p->circuit_command != CIRCUIT_RUN))
 		return failure(err, errsize, "--trip, --cool and --budget need "
 		    "--circuit");

@@ -41,6 +41,7 @@ struct policy {
 	int64_t		 splay;		/* ns; 0: none */
 	const char	*circuit;	/* NAME, or NULL */
 	enum circuit_command circuit_command;
+	int		 tunes_circuit;	/* --trip, --cool or --budget given */
 	long		 trip;
 	int64_t		 cool;
 	long		 budget;	/* 0: none */

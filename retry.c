@@ -56,7 +56,8 @@ enum outcome {
 struct run {
 	int64_t		 start, deadline;	/* monotonic ns; NEVER: none */
 	struct backoff	 backoff;
-	struct rng	 rng;
+	struct rng	 rng;			/* the schedule's draws */
+	struct rng	 aside;			/* all other draws */
 	long		 attempt;
 	pid_t		 child;			/* also its process group */
 	int		 stopping;		/* the attempt was told to stop */
@@ -384,6 +385,8 @@ seed_generator(const struct policy *p, struct run *r)
 			seed = seed << 8 | bytes[i];
 	}
 	rng_seed(&r->rng, seed);
+	/* Hints and shared waits draw apart: the schedule stays --dry-run's. */
+	rng_seed(&r->aside, seed ^ UINT64_C(0x9e3779b97f4a7c15));
 	backoff_init(&r->backoff, p->base, p->factor, p->cap, p->jitter);
 }
 
@@ -1054,7 +1057,7 @@ may_start(const struct policy *p, struct run *r)
 			/* Half-open elsewhere: look again in 50-150 ms. */
 			wake = a.wake != 0 ? monotonic_from_real(a.wake) :
 			    monotonic_now() + (int64_t)((0.05 +
-			    0.1 * rng_uniform(&r->rng)) * NS_PER_SEC);
+			    0.1 * rng_uniform(&r->aside)) * NS_PER_SEC);
 			detail("circuit %s is open; waiting %ss", p->circuit,
 			    fmt_seconds(d, sizeof(d), 0, wake - monotonic_now()));
 			if (!wait_for(r, wake, CIRCUIT_OPEN))
@@ -1072,7 +1075,7 @@ may_start(const struct policy *p, struct run *r)
 			return 1;
 		/* Jittered, so that the waiting runs do not all come back at once. */
 		wake = monotonic_from_real(b.free_at) + (int64_t)(rng_uniform(
-		    &r->rng) * 0.1 * (double)p->budget_window);
+		    &r->aside) * 0.1 * (double)p->budget_window);
 		detail("retry budget of circuit %s spent; waiting %ss",
 		    p->circuit, fmt_seconds(d, sizeof(d), 0,
 		    wake - monotonic_now()));
@@ -1100,7 +1103,7 @@ tell_circuit(const struct policy *p, struct run *r)
 	res.trip = p->trip;
 	res.cool = p->cool;
 	res.cap = p->cap;
-	res.u = rng_uniform(&r->rng);
+	res.u = rng_uniform(&r->aside);
 	check_record(p, circuit_result(&circuit, &res, err, sizeof(err)), err);
 }
 
@@ -1327,7 +1330,7 @@ take_hint(const struct policy *p, struct run *r, char *note, size_t size)
 		return 0;
 	}
 	fmt_duration(hint, sizeof(hint), delay);
-	delay += (int64_t)(rng_uniform(&r->rng) * 0.1 * (double)delay);
+	delay += (int64_t)(rng_uniform(&r->aside) * 0.1 * (double)delay);
 	if (delay > p->cap) {
 		(void)snprintf(note, size, " (Retry-After %s, cut to the cap %s)",
 		    hint, fmt_duration(cap, sizeof(cap), p->cap));
@@ -1540,7 +1543,10 @@ report_end(const struct policy *p, struct run *r)
 			    0, r->delay));
 		break;
 	case INTERRUPTED:
-		if (r->interrupt != 0)
+		if (r->attempt == 0)
+			say("interrupted by %s before the first attempt",
+			    signal_name(name, sizeof(name), r->interrupt));
+		else if (r->interrupt != 0)
 			say("%s %s; giving up: interrupted by %s", label, end,
 			    signal_name(name, sizeof(name), r->interrupt));
 		else

@@ -4,10 +4,11 @@
 
 # Kept in step with retry's --help and sources by tests/completion.bats.
 _retry_shorts=(-b -c -d -f -h -I -j -K -k -n -O -o -q -s -t -V -v -x)
-_retry_longs=(--attempts --base --buffer-stdout --cap --deadline --dry-run
-	--factor --help --jitter --key --kill-after --max-delay --on --on-output
-	--quiet --replay-stdin --report --seed --signal --stop-on
-	--stop-on-output --timeout --verbose --version)
+_retry_longs=(--attempts --base --budget --buffer-stdout --cap --circuit
+	--circuit-reset --circuit-status --cool --deadline --dry-run --factor
+	--help --jitter --key --kill-after --max-delay --on --on-output --quiet
+	--replay-stdin --report --seed --signal --splay --stop-on
+	--stop-on-output --timeout --trip --verbose --version)
 _retry_jitters=(none full equal decorrelated)
 _retry_signals=(HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE
 	ALRM TERM CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF SYS
@@ -46,18 +47,42 @@ _retry_long()
 _retry_takes_value()
 {
 	case $1 in
-	-[bcdfjKknostx] | --attempts | --base | --cap | --deadline | --factor | \
+	-[bcdfjKknostx] | --attempts | --base | --budget | --cap | --circuit | \
+	--circuit-reset | --circuit-status | --cool | --deadline | --factor | \
 	--jitter | --key | --kill-after | --max-delay | --on | --on-output | \
-	--report | --seed | --signal | --stop-on | --stop-on-output | --timeout)
+	--report | --seed | --signal | --splay | --stop-on | --stop-on-output | \
+	--timeout | --trip)
 		return 0 ;;
 	esac
 	return 1
 }
 
+# _retry_circuits CUR PREFIX: adds to COMPREPLY, with PREFIX in front, the
+# names of the circuits that have a record, as retry finds them: the files
+# in $RETRY_STATE_DIR, else $XDG_STATE_HOME/retry, else ~/.local/state/retry.
+# Symbolic links are left out: retry refuses them.
+_retry_circuits()
+{
+	local dir f
+	if [[ ${RETRY_STATE_DIR-} ]]; then
+		dir=$RETRY_STATE_DIR
+	elif [[ ${XDG_STATE_HOME-} ]]; then
+		dir=$XDG_STATE_HOME/retry
+	elif [[ ${HOME-} ]]; then
+		dir=$HOME/.local/state/retry
+	else
+		return 0
+	fi
+	for f in "$dir/$1"*; do
+		[[ -f $f && ! -L $f ]] && COMPREPLY+=("$2${f##*/}")
+	done
+	return 0
+}
+
 # _retry_values OPT CUR PREFIX: adds to COMPREPLY the values of OPT that
 # start with CUR, each with PREFIX in front.  Options whose values are
-# durations, numbers, codes, keys or regular expressions get nothing (and
-# no file names).
+# durations, numbers, codes, budgets, keys or regular expressions get
+# nothing (and no file names).
 _retry_values()
 {
 	local -a names
@@ -71,6 +96,8 @@ _retry_values()
 			COMPREPLY+=("$3$w")
 		done < <(compgen -f -- "$2")
 		[[ $3 ]] || compopt -o filenames 2>/dev/null ;;
+	--circuit | --circuit-reset | --circuit-status)
+		_retry_circuits "$2" "$3" ;;
 	-j | --jitter)
 		_retry_add "$2" "$3" "${_retry_jitters[@]}" ;;
 	-s | --signal)

@@ -6,9 +6,10 @@
 # getopt_long takes an unambiguous abbreviation for the whole name.
 function __retry_takes_value
     set -l name (string replace -r -- '^--' '' $argv[1])
-    set -l valued attempts base cap deadline factor jitter key kill-after \
-        max-delay on on-output report seed signal stop-on stop-on-output \
-        timeout
+    set -l valued attempts base budget cap circuit circuit-reset \
+        circuit-status cool deadline factor jitter key kill-after max-delay \
+        on on-output report seed signal splay stop-on stop-on-output \
+        timeout trip
     set -l all $valued buffer-stdout dry-run help quiet replay-stdin \
         verbose version
     if contains -- $name $all
@@ -63,6 +64,31 @@ function __retry_scan
     end
 end
 
+# __retry_circuits: the names of the circuits that have a record, the
+# files in the state directory as retry finds it.  Symbolic links are left
+# out: retry refuses them.
+function __retry_circuits
+    set -l dir
+    if test -n "$RETRY_STATE_DIR"
+        set dir $RETRY_STATE_DIR
+    else if test -n "$XDG_STATE_HOME"
+        set dir $XDG_STATE_HOME/retry
+    else if test -n "$HOME"
+        set dir $HOME/.local/state/retry
+    else
+        return
+    end
+    set -l files $dir/*
+    # Hidden ones only for a name begun with ".", as for file names.
+    set -l typed (string replace -r -- '^--[a-z-]+=' '' (commandline -ct))
+    string match -q -- '.*' "$typed"; and set -a files $dir/.*
+    for f in $files
+        if test -f $f; and not test -L $f
+            string replace -r -- '.*/' '' $f
+        end
+    end
+end
+
 function __retry_before_command
     not string match -q -- 'command *' (__retry_scan)
 end
@@ -109,12 +135,20 @@ complete -c retry -n $cond -s c -l cap -x -d 'Largest delay (30s)'
 complete -c retry -n $cond -l max-delay -x -d 'Largest delay (30s), as --cap'
 complete -c retry -n $cond -s j -l jitter -xa "$jitters" -d 'How the delay is drawn (equal)'
 complete -c retry -n $cond -l seed -x -d 'Seed the generator for a reproducible schedule'
+complete -c retry -n $cond -l splay -x -d 'Wait a random time up to DUR before the first attempt'
 # Which failures.
 complete -c retry -n $cond -s o -l on -x -d 'Retry these exit statuses (1-125,128-255)'
 complete -c retry -n $cond -s x -l stop-on -x -d 'Never retry these exit statuses'
 complete -c retry -n $cond -l on-output -x -d 'Also retry when a line of output matches RE'
 complete -c retry -n $cond -l stop-on-output -x -d 'Never retry when a line of output matches RE'
 complete -c retry -n $cond -s K -l key -x -d 'Idempotency key for every attempt'
+# Many runs, one downstream.
+complete -c retry -n $cond -l circuit -xa '(__retry_circuits)' -d 'Share a circuit breaker and budget with runs of NAME'
+complete -c retry -n $cond -l trip -x -d 'Open the circuit after N failures in a row (5)'
+complete -c retry -n $cond -l cool -x -d 'Keep it open DUR, doubled per opening in a row (30s)'
+complete -c retry -n $cond -l budget -x -d 'At most N retries per DUR across all runs of NAME'
+complete -c retry -n $cond -l circuit-status -xa '(__retry_circuits)' -d 'Print the record of NAME and exit'
+complete -c retry -n $cond -l circuit-reset -xa '(__retry_circuits)' -d 'Clear the record of NAME and exit'
 # Input and output.
 complete -c retry -n $cond -s I -l replay-stdin -d 'Give every attempt the same standard input'
 complete -c retry -n $cond -s O -l buffer-stdout -d "Hold each attempt's output; only the last one's to stdout"

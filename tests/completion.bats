@@ -141,7 +141,7 @@ _fakecmd() {
 	bash_complete 'retry --'
 	same_set "retry --" "$(grep -- '^--' <<<"$HELP_OPTIONS")" "$reply"
 	# An option takes a value exactly when --help shows one.
-	local l opt meta re='^ +(-([a-zA-Z]), )?(--[a-z][a-z0-9-]*)( ([A-Z]+))? '
+	local l opt meta re='^ +(-([a-zA-Z]), )?(--[a-z][a-z0-9-]*)( ([A-Z][A-Z/]*))? '
 	while IFS= read -r l; do
 		[[ $l =~ $re ]] || continue
 		meta=${BASH_REMATCH[5]}
