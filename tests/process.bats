@@ -351,22 +351,25 @@ retry: attempt 2/2 killed by SIGTERM; giving up: no attempts left"
 }
 
 @test "the child starts with the signal dispositions and mask retry started with" {
-	local want got
+	local want blk ign
 	# All at their defaults: retry's own blocked and ignored signals must
 	# not show through (SIGPIPE, SIGCHLD and the forwarded ones).
 	want=$(env --default-signal grep -E '^Sig(Blk|Ign):' /proc/self/status)
 	run -0 env --default-signal "$RETRY" -n 1 grep -E '^Sig(Blk|Ign):' /proc/self/status
+	# (Compared with what the same env gives a command directly: a mask
+	# blocked by whatever started the suite is inherited by both.)
 	[ "$output" = "$want" ]
-	[ "$output" = "SigBlk:	0000000000000000
-SigIgn:	0000000000000000" ]
 	# Something blocked and something ignored from the start: kept.
 	want=$(env --default-signal --block-signal=USR1 --ignore-signal=PIPE \
 	    grep -E '^Sig(Blk|Ign):' /proc/self/status)
 	run -0 env --default-signal --block-signal=USR1 --ignore-signal=PIPE \
 	    "$RETRY" -n 1 grep -E '^Sig(Blk|Ign):' /proc/self/status
 	[ "$output" = "$want" ]
-	[ "$output" = "SigBlk:	0000000000000200
-SigIgn:	0000000000001000" ]
+	# USR1 (bit 9) blocked and PIPE (bit 12) ignored, as they were given.
+	blk=$(sed -n 's/^SigBlk:\t//p' <<<"$output")
+	ign=$(sed -n 's/^SigIgn:\t//p' <<<"$output")
+	[ $(( 0x$blk & 0x200 )) -ne 0 ]
+	[ $(( 0x$ign & 0x1000 )) -ne 0 ]
 }
 
 @test "retry started with SIGCHLD ignored still waits for its attempts" {
