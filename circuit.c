@@ -220,6 +220,7 @@ format_record(char *buf, size_t size, const struct record *r)
 	return len;
 }
 
+/* Never waits: the caller waits, so that signals and deadlines still count. */
 static int
 lock(int fd, short type)
 {
@@ -228,15 +229,13 @@ lock(int fd, short type)
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = type;
 	fl.l_whence = SEEK_SET;
-	while (fcntl(fd, F_SETLKW, &fl) == -1)
-		if (errno != EINTR)
-			return -1;
-	return 0;
+	return fcntl(fd, F_SETLK, &fl);
 }
 
 /*
- * Read, change, write back, under the lock.  change() returns 1 when it
- * changed the record.  An empty record is a fresh one; a corrupt one is
+ * Read, change, write back, under the lock; CIRCUIT_BUSY when another
+ * process holds it (try again soon).  change() returns 1 when it changed
+ * the record.  An empty record is a fresh one; a corrupt one is
  * replaced by a fresh one, and circuit_update returns 1 the first time.
  */
 int
@@ -250,7 +249,8 @@ circuit_update(struct circuit *c, int (*change)(struct record *, void *),
 	int corrupt = 0, changed;
 
 	if (lock(c->fd, F_WRLCK) == -1)
-		return failure(err, errsize, "%s: %s", c->path, strerror(errno));
+		return errno == EAGAIN || errno == EACCES ? CIRCUIT_BUSY :
+		    failure(err, errsize, "%s: %s", c->path, strerror(errno));
 	if ((n = pread(c->fd, buf, sizeof(buf) - 1, 0)) == -1) {
 		(void)failure(err, errsize, "%s: %s", c->path, strerror(errno));
 		goto unlock;
@@ -291,8 +291,8 @@ alive(pid_t pid)
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
-static int
-admit(struct record *r, void *arg)
+int
+circuit_admit(struct record *r, void *arg)
 {
 	struct admission *a = arg;
 
@@ -318,10 +318,10 @@ admit(struct record *r, void *arg)
 	return 1;
 }
 
-static int
-record_result(struct record *r, void *arg)
+int
+circuit_result(struct record *r, void *arg)
 {
-	const struct result *res = arg;
+	const struct result *res = arg;	/* not changed */
 	double cool, limit;
 	long k;
 
@@ -353,8 +353,8 @@ record_result(struct record *r, void *arg)
 	return 1;
 }
 
-static int
-take_retry(struct record *r, void *arg)
+int
+circuit_take_retry(struct record *r, void *arg)
 {
 	struct budget *b = arg;
 	size_t old = 0, i;
@@ -374,51 +374,19 @@ take_retry(struct record *r, void *arg)
 	return 1;
 }
 
-static int
-copy_record(struct record *r, void *arg)
+int
+circuit_read(struct record *r, void *arg)
 {
 	memcpy(arg, r, sizeof(*r));
 	return 0;
 }
 
-static int
-clear_record(struct record *r, void *arg)
+int
+circuit_reset(struct record *r, void *arg)
 {
 	(void)arg;
 	memset(r, 0, sizeof(*r));
 	return 1;
-}
-
-int
-circuit_admit(struct circuit *c, struct admission *a, char *err, size_t size)
-{
-	return circuit_update(c, admit, a, err, size);
-}
-
-int
-circuit_result(struct circuit *c, const struct result *res, char *err,
-    size_t size)
-{
-	return circuit_update(c, record_result, (void *)res, err, size);
-}
-
-int
-circuit_take_retry(struct circuit *c, struct budget *b, char *err,
-    size_t size)
-{
-	return circuit_update(c, take_retry, b, err, size);
-}
-
-int
-circuit_read(struct circuit *c, struct record *r, char *err, size_t size)
-{
-	return circuit_update(c, copy_record, r, err, size);
-}
-
-int
-circuit_reset(struct circuit *c, char *err, size_t size)
-{
-	return circuit_update(c, clear_record, NULL, err, size);
 }
 
 const char *

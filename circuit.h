@@ -35,6 +35,7 @@ struct circuit {
 };
 
 enum { ADMIT_GO, ADMIT_PROBE, ADMIT_WAIT };
+#define CIRCUIT_BUSY	2	/* the record is locked by another process */
 
 /* May this process start an attempt now? */
 struct admission {
@@ -64,18 +65,19 @@ struct budget {
 
 /*
  * Each returns -1 with the reason in err, 1 when it found a corrupt
- * record (replaced by a fresh one; said once), 0 otherwise.
+ * record (replaced by a fresh one; said once), CIRCUIT_BUSY when the
+ * record is locked (nothing done), 0 otherwise.
  */
 int	circuit_valid_name(const char *);
 int	circuit_open(struct circuit *, const char *, char *, size_t);
 int	circuit_update(struct circuit *, int (*)(struct record *, void *),
 	    void *, char *, size_t);
-int	circuit_admit(struct circuit *, struct admission *, char *, size_t);
-int	circuit_result(struct circuit *, const struct result *, char *,
-	    size_t);
-int	circuit_take_retry(struct circuit *, struct budget *, char *, size_t);
-int	circuit_read(struct circuit *, struct record *, char *, size_t);
-int	circuit_reset(struct circuit *, char *, size_t);
+/* The changes, each given to circuit_update() with its argument. */
+int	circuit_admit(struct record *, void *);		/* struct admission */
+int	circuit_result(struct record *, void *);	/* struct result */
+int	circuit_take_retry(struct record *, void *);	/* struct budget */
+int	circuit_read(struct record *, void *);		/* struct record */
+int	circuit_reset(struct record *, void *);		/* NULL */
 const char *circuit_state_name(enum circuit_state);
 
 #endif

@@ -272,6 +272,8 @@ relay_fds(struct relay *r, fd_set *rd, fd_set *wr, int *now)
 		nfds = watch(STDIN_FILENO, rd, nfds);
 	if (r->to_child != -1 && r->fed < r->copied)
 		nfds = watch(r->to_child, wr, nfds);
+	else if (r->to_child != -1 && r->source_eof)
+		*now = 1;	/* all given: the attempt's end of input, now */
 	for (i = 0; i < 2; i++) {
 		p = pumps[i];
 		if (p->len > 0)

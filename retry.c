@@ -70,6 +70,7 @@ struct run {
 	int64_t		 delay, asleep;
 	int		 from_hint;		/* the delay came from a hint */
 	long		 recorded;		/* attempts in the report */
+	int		 splayed;		/* --splay is behind us */
 	enum outcome	 why;
 };
 
@@ -86,6 +87,7 @@ static void	 exit_as_run_ended(const struct run *) NORETURN;
 static int	 exit_status(const struct run *, int *);
 static void	 clear_hint(void);
 static int	 sleep_until(int64_t);
+static int	 wait_for(struct run *, int64_t, enum outcome);
 static int	 retryable(const struct policy *, const struct run *);
 static void	 fatal(const char *, ...) NORETURN;
 static void	 usage_error(const char *, ...) NORETURN;
@@ -996,6 +998,32 @@ check_record(const struct policy *p, int ret, const char *err)
 		    p->circuit);
 }
 
+/*
+ * Runs one update of the shared record, waiting a few ms at a time while
+ * another process holds its lock; a signal or the deadline ends the wait
+ * (returns 0, with why recorded).  Without a run (status, reset) it just
+ * waits.
+ */
+static int
+update_record(const struct policy *p, struct run *r, enum outcome why,
+    int (*change)(struct record *, void *), void *arg)
+{
+	struct timespec pause = { 0, 2000000 };
+	char err[MSGMAX];
+	int ret;
+
+	while ((ret = circuit_update(&circuit, change, arg, err,
+	    sizeof(err))) == CIRCUIT_BUSY) {
+		if (r == NULL) {
+			if (nanosleep(&pause, NULL) == -1 && errno != EINTR)
+				fatal("nanosleep");
+		} else if (!wait_for(r, monotonic_now() + 2000000, why))
+			return 0;
+	}
+	check_record(p, ret, err);
+	return 1;
+}
+
 /* Unix ns from now on the real clock, as a time on the monotonic one. */
 static int64_t
 monotonic_from_real(int64_t when)
@@ -1015,6 +1043,8 @@ wait_for(struct run *r, int64_t wake, enum outcome why)
 
 	if (wake >= r->deadline) {
 		r->why = why;
+		if (why == DEADLINE && r->attempt == 0)
+			r->status = EXIT_TIMEDOUT;	/* nothing ran */
 		return 0;
 	}
 	r->interrupt = sleep_until(wake);
@@ -1034,25 +1064,26 @@ wait_for(struct run *r, int64_t wake, enum outcome why)
 static int
 may_start(const struct policy *p, struct run *r)
 {
-	char err[MSGMAX], d[32];
+	char d[32];
 	struct admission a;
 	struct budget b;
 	int64_t wake;
 
-	if (r->attempt == 0 && p->splay > 0) {
+	if (r->why != RUNNING)
+		return 0;	/* begin_run() found no time left */
+	if (r->attempt == 0 && p->splay > 0 && !r->splayed) {
+		r->splayed = 1;
 		wake = monotonic_now() + splay_delay(p, r);
 		detail("splay: %ss before the first attempt",
 		    fmt_seconds(d, sizeof(d), 0, wake - monotonic_now()));
-		if (!wait_for(r, wake, DEADLINE)) {
-			r->status = EXIT_TIMEDOUT;	/* nothing ran */
+		if (!wait_for(r, wake, DEADLINE))
 			return 0;
-		}
 	}
 	while (p->circuit != NULL) {
 		a.now = clock_ns(CLOCK_REALTIME);
 		a.self = getpid();
-		check_record(p, circuit_admit(&circuit, &a, err, sizeof(err)),
-		    err);
+		if (!update_record(p, r, DEADLINE, circuit_admit, &a))
+			return 0;
 		if (a.verdict == ADMIT_WAIT) {
 			/* Half-open elsewhere: look again in 50-150 ms. */
 			wake = a.wake != 0 ? monotonic_from_real(a.wake) :
@@ -1065,14 +1096,14 @@ may_start(const struct policy *p, struct run *r)
 			continue;
 		}
 		if (r->attempt == 0 || p->budget == 0)
-			return 1;
+			break;
 		b.now = a.now;
 		b.window = p->budget_window;
 		b.n = p->budget;
-		check_record(p, circuit_take_retry(&circuit, &b, err,
-		    sizeof(err)), err);
+		if (!update_record(p, r, DEADLINE, circuit_take_retry, &b))
+			return 0;
 		if (b.granted)
-			return 1;
+			break;
 		/* Jittered, so that the waiting runs do not all come back at once. */
 		wake = monotonic_from_real(b.free_at) + (int64_t)(rng_uniform(
 		    &r->aside) * 0.1 * (double)p->budget_window);
@@ -1082,6 +1113,11 @@ may_start(const struct policy *p, struct run *r)
 		if (!wait_for(r, wake, BUDGET_SPENT))
 			return 0;
 	}
+	/* A signal caught while the record was updated: no attempt now. */
+	if ((r->interrupt = take_caught_signal()) != 0) {
+		r->why = INTERRUPTED;
+		return 0;
+	}
 	return 1;
 }
 
@@ -1089,7 +1125,6 @@ may_start(const struct policy *p, struct run *r)
 static void
 tell_circuit(const struct policy *p, struct run *r)
 {
-	char err[MSGMAX];
 	struct result res;
 
 	if (p->circuit == NULL)
@@ -1104,7 +1139,9 @@ tell_circuit(const struct policy *p, struct run *r)
 	res.cool = p->cool;
 	res.cap = p->cap;
 	res.u = rng_uniform(&r->aside);
-	check_record(p, circuit_result(&circuit, &res, err, sizeof(err)), err);
+	if (!update_record(p, r, r->why, circuit_result, &res))
+		detail("circuit %s: the end of attempt %ld was not recorded",
+		    p->circuit, r->attempt);
 }
 
 /* --circuit-status and --circuit-reset. */
@@ -1119,10 +1156,10 @@ circuit_command(const struct policy *p)
 	if (circuit_open(&circuit, p->circuit, err, sizeof(err)) == -1)
 		usage_error("%s", err);
 	if (p->circuit_command == CIRCUIT_RESET) {
-		check_record(p, circuit_reset(&circuit, err, sizeof(err)), err);
+		update_record(p, NULL, RUNNING, circuit_reset, NULL);
 		return 0;
 	}
-	check_record(p, circuit_read(&circuit, &rec, err, sizeof(err)), err);
+	update_record(p, NULL, RUNNING, circuit_read, &rec);
 	now = clock_ns(CLOCK_REALTIME);
 	if (printf("circuit:   %s\nstate:     %s", p->circuit,
 	    circuit_state_name(rec.state)) < 0)
@@ -1483,9 +1520,9 @@ begin_run(const struct policy *p, struct run *r)
 	open_terminal();
 	catch_signals();
 	describe_policy(p, r);
-	if (r->deadline <= r->start) {
-		say("the deadline has passed; not running '%s'", p->argv[0]);
-		exit(EXIT_TIMEDOUT);
+	if (r->deadline <= r->start) {	/* an outer retry's, gone by */
+		r->why = DEADLINE;
+		r->status = EXIT_TIMEDOUT;
 	}
 }
 
@@ -1534,9 +1571,15 @@ report_end(const struct policy *p, struct run *r)
 		say("%s %s; giving up: no attempts left", label, end);
 		break;
 	case DEADLINE:
-		if (r->attempt == 0)
+		if (r->attempt == 0 && r->deadline <= r->start)
+			say("the deadline has passed; not running '%s'",
+			    p->argv[0]);
+		else if (r->attempt == 0 && r->splayed)
 			say("the splay would pass the deadline; not running '%s'",
 			    p->argv[0]);
+		else if (r->attempt == 0)
+			say("the deadline came before the first attempt; not "
+			    "running '%s'", p->argv[0]);
 		else if (r->timed_out == AT_DEADLINE)
 			say("%s %s; giving up", label, end);
 		else

@@ -1,0 +1,983 @@
+#!/usr/bin/env bats
+# Many runs, one downstream: --splay, and the record that runs of one
+# --circuit NAME share (where it lives and who may use it, the breaker, the
+# shared retry budget).  Real processes, tens of milliseconds, bounds
+# generous enough for a loaded machine with two cores.
+
+load common
+
+# A test that hangs fails instead of stopping the whole suite.
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-30}
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/state
+}
+
+# Whatever a failed test left running: the pids in "bg" that still run
+# retry, cb-probe, cb-lock or a sleep; and a shared directory under /tmp.
+teardown() {
+	local p
+	if [ -s "$BATS_TEST_TMPDIR/bg" ]; then
+		for p in $(cat "$BATS_TEST_TMPDIR/bg"); do
+			case $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") in
+			*retry*|*cb-*|*python*|*sleep*)
+				kill -KILL "$p" 2>/dev/null || true ;;
+			esac
+		done
+	fi
+	if [ -n "${shared:-}" ] && [ -d "$shared" ]; then
+		rm -rf "$shared"
+	fi
+}
+
+# started PID: note a background process for teardown.
+started() {
+	echo "$1" >>"$BATS_TEST_TMPDIR/bg"
+}
+
+# expect_stderr TEXT: $stderr from the last run is exactly TEXT.
+expect_stderr() {
+	[ "$stderr" = "$1" ] && return
+	printf 'expected stderr:\n%s\nactual stderr:\n%s\n' "$1" "$stderr"
+	return 1
+}
+
+# matches STRING REGEX: STRING matches the extended REGEX, else says why.
+matches() {
+	[[ $1 =~ $2 ]] && return
+	printf 'no match:\n  %s\nfor:\n  %s\n' "$1" "$2"
+	return 1
+}
+
+# between N LO HI: LO <= N <= HI, else says so.
+between() {
+	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ] && return
+	echo "$1 is not within [$2, $3]"
+	return 1
+}
+
+# ms SECONDS: "1.234" as 1234.
+ms() {
+	echo $((10#${1/./}))
+}
+
+# now_ns: Unix time in nanoseconds, the clock of the record's times.
+now_ns() {
+	date +%s%N
+}
+
+# rec NAME KEY: the first number after KEY in the record of NAME.
+rec() {
+	awk -v k="$2" '$1 == k { print $2 }' "$RETRY_STATE_DIR/$1"
+}
+
+# rec_at FILE KEY: like rec, for a record named by its path.
+rec_at() {
+	awk -v k="$2" '$1 == k { print $2 }' "$1"
+}
+
+# fail_once NAME [OPTION ...]: one run of one failed attempt under NAME.
+fail_once() {
+	local name=$1
+	shift
+	"$RETRY" -q -n1 --circuit "$name" "$@" false || [ "$?" -eq 1 ]
+}
+
+# ended PID [TENTHS]: poll until PID has ended, at most TENTHS/10 s (50).
+ended() {
+	local n=0
+	while alive "$1"; do
+		[ "$n" -ge "${2:-50}" ] && return 1
+		sleep 0.1
+		n=$((n + 1))
+	done
+}
+
+# wait_for_text FILE REGEX [TENTHS]: poll until a line of FILE matches.
+wait_for_text() {
+	local n=0
+	until grep -Eq -- "$2" "$1" 2>/dev/null; do
+		if [ "$n" -ge "${3:-50}" ]; then
+			echo "no line matching '$2' in $1"
+			return 1
+		fi
+		sleep 0.1
+		n=$((n + 1))
+	done
+}
+
+# as_nobody COMMAND ...: runs COMMAND as the user nobody, keeping the
+# environment; returns 77 when no tool here can.
+as_nobody() {
+	if command -v setpriv >/dev/null 2>&1; then
+		setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"
+	elif command -v runuser >/dev/null 2>&1; then
+		runuser -u nobody -- "$@"
+	else
+		return 77
+	fi
+}
+
+need_python() {
+	[ -x /usr/bin/python3 ] || command -v python3 >/dev/null 2>&1 ||
+	    skip "no python3 to hold an fcntl lock (cb-lock)"
+}
+
+need_root_and_nobody() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to give files to another user"
+	id nobody >/dev/null 2>&1 || skip "no user nobody"
+}
+
+# --- --splay ---------------------------------------------------------
+
+@test "--splay waits a random time within [0, DUR] before the first attempt" {
+	local round start child said seen=""
+	for round in 1 2 3 4 5; do
+		start=$(now_ms)
+		run -0 --separate-stderr "$RETRY" -v -n1 --splay 200ms \
+		    sh -c 'date +%s%3N >"$0"' child
+		child=$(cat child)
+		matches "${stderr_lines[1]}" \
+		    '^retry: splay: ([0-9]+\.[0-9]{3})s before the first attempt$'
+		said=$(ms "${BASH_REMATCH[1]}")
+		between "$said" 0 200
+		# The attempt started no sooner than the splay said.
+		between $((child - start)) "$said" $((said + 1500))
+		# The summary counts the splay as time asleep.
+		matches "${stderr_lines[-1]}" \
+		    '^retry: 1 attempt in [0-9.]+s, ([0-9]+\.[0-9]{3})s asleep; stopped: success$'
+		[ "$(ms "${BASH_REMATCH[1]}")" -ge "$said" ]
+		seen="$seen $said"
+	done
+	# Five draws from 200 ms: not all the same.
+	[ "$(echo $seen | tr ' ' '\n' | sort -u | wc -l)" -ge 3 ]
+}
+
+@test "--splay counts against the deadline: one past it runs nothing, exit 124" {
+	local start
+	start=$(now_ms)
+	# Within 100 ms of an hour: once in 36000 runs.
+	run -124 --separate-stderr "$RETRY" --splay 1h -d 100ms touch ran
+	[ $(($(now_ms) - start)) -lt 5000 ]
+	[ ! -e ran ]
+	[ "$output" = "" ]
+	expect_stderr "retry: the splay would pass the deadline; not running 'touch'"
+	# A splay that fits runs the command.
+	run -0 --separate-stderr "$RETRY" --splay 20ms -d 10s touch ran
+	[ -e ran ]
+}
+
+@test "--dry-run shows the splay as the delay before attempt 1; the totals include it" {
+	local seed d seen=""
+	for seed in $(seq 1 12); do
+		run -0 --separate-stderr "$RETRY" --dry-run --seed "$seed" \
+		    --splay 2s -n3 -b 1s -j none
+		[ "${#lines[@]}" -eq 3 ]
+		matches "${lines[0]}" $'^1\t([0-9]+\\.[0-9]{3})\t([0-9]+\\.[0-9]{3})$'
+		[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
+		d=$(ms "${BASH_REMATCH[1]}")
+		between "$d" 0 2000
+		[ "${lines[1]}" = "$(printf '2\t1.000\t%d.%03d' \
+		    $(((d + 1000) / 1000)) $(((d + 1000) % 1000)))" ]
+		[ "${lines[2]}" = "$(printf '3\t2.000\t%d.%03d' \
+		    $(((d + 3000) / 1000)) $(((d + 3000) % 1000)))" ]
+		seen="$seen $d"
+	done
+	[ "$(echo $seen | tr ' ' '\n' | sort -u | wc -l)" -ge 6 ]
+	# Without a splay the schedule starts with the delay before attempt 2.
+	run -0 "$RETRY" --dry-run -n2 -b 1s -j none
+	[ "$output" = $'2\t1.000\t1.000' ]
+}
+
+@test "--seed reproduces the splay, in --dry-run and in a real run" {
+	local first
+	run -0 "$RETRY" --dry-run --seed 42 --splay 300ms -n1
+	first=$output
+	matches "$first" $'^1\t(0\\.[0-9]{3})\t0\\.[0-9]{3}$'
+	run -0 "$RETRY" --dry-run --seed 42 --splay 300ms -n1
+	[ "$output" = "$first" ]
+	local drawn re=$'^1\t([0-9.]+)\t'
+	[[ $first =~ $re ]]
+	drawn=$(ms "${BASH_REMATCH[1]}")
+	run -0 --separate-stderr "$RETRY" -v --seed 42 --splay 300ms -n1 true
+	matches "${stderr_lines[1]}" '^retry: splay: ([0-9]+\.[0-9]{3})s before'
+	# What it says is measured a moment after the draw: at most 1 ms less.
+	between "$(ms "${BASH_REMATCH[1]}")" $((drawn - 1)) "$drawn"
+	# With --circuit too (its own draws do not shift the schedule's).
+	run -0 "$RETRY" --dry-run --seed 42 --splay 30ms -n3 -b 10ms
+	local want
+	want=$(cut -f2 <<<"$output" | tail -n 2 | tr '\n' ' ')
+	[ "$(wc -w <<<"$want")" -eq 2 ]
+	run -1 --separate-stderr "$RETRY" --seed 42 --splay 30ms -n3 -b 10ms \
+	    --circuit sd --trip 1 --cool 1ms false
+	[ "$(sed -n 's/.*; next in \([0-9.]*\)s$/\1/p' <<<"$stderr" | tr '\n' ' ')" = "$want" ]
+}
+
+# --- names and where the record lives -----------------------------------
+
+@test "a NAME other than letters, digits, '.', '_' and '-' is a usage error" {
+	local name opt
+	for name in a/b .. . '' 'a b' 'a*'; do
+		for opt in --circuit --circuit-status --circuit-reset; do
+			if [ "$opt" = --circuit ]; then
+				run -125 --separate-stderr "$RETRY" "$opt" "$name" touch ran
+			else
+				run -125 --separate-stderr "$RETRY" "$opt" "$name"
+			fi
+			[ "$output" = "" ]
+			expect_stderr "retry: $opt '$name': invalid name (letters, digits, '.', '_', '-')"
+		done
+	done
+	[ ! -e ran ]
+	[ ! -e state ]
+	run -0 "$RETRY" --circuit api.example-com_1 touch ran
+	[ -e ran ]
+	[ -f state/api.example-com_1 ]
+}
+
+@test "the state directory is made 0700 and the record 0600, whatever the umask" {
+	umask 000
+	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/a/b/state
+	run -1 --separate-stderr "$RETRY" -n1 --circuit perm false
+	[ "$(stat -c %a "$RETRY_STATE_DIR")" = 700 ]
+	[ "$(stat -c %a "$RETRY_STATE_DIR/perm")" = 600 ]
+	[ "$(head -n 1 "$RETRY_STATE_DIR/perm")" = "retry-circuit 1" ]
+	# --circuit-status makes them too.
+	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/other
+	run -0 "$RETRY" --circuit-status perm
+	[ "$(stat -c %a "$RETRY_STATE_DIR")" = 700 ]
+	[ "$(stat -c %a "$RETRY_STATE_DIR/perm")" = 600 ]
+}
+
+@test "without RETRY_STATE_DIR: \$XDG_STATE_HOME/retry, else \$HOME/.local/state/retry" {
+	unset RETRY_STATE_DIR
+	export XDG_STATE_HOME=$BATS_TEST_TMPDIR/xdg HOME=$BATS_TEST_TMPDIR/home
+	mkdir home
+	run -1 "$RETRY" -q -n1 --circuit where false
+	[ "$(rec_at xdg/retry/where failures)" = 1 ]
+	[ "$(stat -c %a xdg/retry)" = 700 ]
+	[ ! -e home/.local ]
+	unset XDG_STATE_HOME
+	run -1 "$RETRY" -q -n1 --circuit where false
+	[ "$(rec_at home/.local/state/retry/where failures)" = 1 ]
+	[ "$(stat -c %a home/.local/state/retry)" = 700 ]
+	# Empty is unset.
+	export RETRY_STATE_DIR='' XDG_STATE_HOME=''
+	run -1 "$RETRY" -q -n1 --circuit where false
+	[ "$(rec_at home/.local/state/retry/where failures)" = 2 ]
+}
+
+# --- refusals ----------------------------------------------------------
+
+@test "a record that is a symbolic link is refused (125, one line, nothing run)" {
+	mkdir state
+	chmod 700 state
+	# To a file of ours, and dangling.
+	"$RETRY" --circuit real true
+	ln -s real state/link
+	ln -s nowhere state/dangling
+	local name
+	for name in link dangling; do
+		run -125 --separate-stderr "$RETRY" --circuit "$name" touch ran
+		[ "$output" = "" ]
+		expect_stderr "retry: record $RETRY_STATE_DIR/$name is a symbolic link"
+		run -125 --separate-stderr "$RETRY" --circuit-status "$name"
+		[ "$output" = "" ]
+		expect_stderr "retry: record $RETRY_STATE_DIR/$name is a symbolic link"
+		run -125 --separate-stderr "$RETRY" --circuit-reset "$name"
+		expect_stderr "retry: record $RETRY_STATE_DIR/$name is a symbolic link"
+	done
+	[ ! -e ran ]
+	[ ! -e state/nowhere ]
+	[ -L state/dangling ]
+}
+
+@test "a state directory that is a symbolic link is refused (125, one line, nothing run)" {
+	mkdir real
+	chmod 700 real
+	ln -s real state
+	run -125 --separate-stderr "$RETRY" --circuit x touch ran
+	[ "$output" = "" ]
+	expect_stderr "retry: state directory $RETRY_STATE_DIR is a symbolic link"
+	run -125 --separate-stderr "$RETRY" --circuit-status x
+	expect_stderr "retry: state directory $RETRY_STATE_DIR is a symbolic link"
+	[ ! -e ran ]
+	[ -z "$(ls real)" ]
+	# Dangling too: retry does not make its target.
+	ln -s nowhere state2
+	RETRY_STATE_DIR=$BATS_TEST_TMPDIR/state2 run -125 --separate-stderr \
+	    "$RETRY" --circuit x touch ran
+	expect_stderr "retry: state directory $BATS_TEST_TMPDIR/state2 is a symbolic link"
+	[ ! -e nowhere ]
+	[ ! -e ran ]
+}
+
+@test "a state path that is not a directory, or a record that is not a file, is refused" {
+	touch state
+	run -125 --separate-stderr "$RETRY" --circuit x touch ran
+	expect_stderr "retry: $RETRY_STATE_DIR is not a directory"
+	rm state
+	mkdir -p state/x
+	chmod 700 state
+	run -125 --separate-stderr "$RETRY" --circuit x touch ran
+	[[ $stderr == "retry: $RETRY_STATE_DIR/x: "* ]]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ ! -e ran ]
+}
+
+@test "a record or a state directory owned by another user is refused (as root)" {
+	need_root_and_nobody
+	"$RETRY" --circuit theirs true
+	chown nobody "$RETRY_STATE_DIR/theirs"
+	run -125 --separate-stderr "$RETRY" --circuit theirs touch ran
+	[ "$output" = "" ]
+	expect_stderr "retry: record $RETRY_STATE_DIR/theirs belongs to another user"
+	run -125 --separate-stderr "$RETRY" --circuit-status theirs
+	expect_stderr "retry: record $RETRY_STATE_DIR/theirs belongs to another user"
+	run -125 --separate-stderr "$RETRY" --circuit-reset theirs
+	expect_stderr "retry: record $RETRY_STATE_DIR/theirs belongs to another user"
+	# Another name in the same directory is fine.
+	run -0 "$RETRY" --circuit mine true
+	chown nobody "$RETRY_STATE_DIR"
+	run -125 --separate-stderr "$RETRY" --circuit mine touch ran
+	[ "$output" = "" ]
+	expect_stderr "retry: state directory $RETRY_STATE_DIR belongs to another user"
+	[ ! -e ran ]
+}
+
+@test "a second user pointed at root's state is refused; its own state works" {
+	need_root_and_nobody
+	as_nobody true || skip "neither setpriv nor runuser can run as nobody"
+	# A place nobody can reach: the bats directories are private.
+	shared=$(mktemp -d /tmp/retry-cb.XXXXXX)
+	chmod 755 "$shared"
+	mkdir -m 777 "$shared/out"
+	export RETRY_STATE_DIR=$shared/root-state
+	"$RETRY" -q -n1 --circuit api false || true
+	chmod 755 "$RETRY_STATE_DIR"
+	run -125 --separate-stderr as_nobody "$RETRY" --circuit api touch "$shared/out/ran"
+	[ "$output" = "" ]
+	expect_stderr "retry: state directory $RETRY_STATE_DIR belongs to another user"
+	run -125 --separate-stderr as_nobody "$RETRY" --circuit-reset api
+	expect_stderr "retry: state directory $RETRY_STATE_DIR belongs to another user"
+	[ ! -e "$shared/out/ran" ]
+	[ "$(rec api failures)" = 1 ]
+	# The directory theirs, the record root's: it cannot open it, or if it
+	# may, it must not use it.
+	chown nobody "$RETRY_STATE_DIR"
+	run -125 --separate-stderr as_nobody "$RETRY" --circuit api touch "$shared/out/ran"
+	expect_stderr "retry: $RETRY_STATE_DIR/api: Permission denied"
+	chmod 666 "$RETRY_STATE_DIR/api"
+	run -125 --separate-stderr as_nobody "$RETRY" --circuit api touch "$shared/out/ran"
+	expect_stderr "retry: record $RETRY_STATE_DIR/api belongs to another user"
+	[ ! -e "$shared/out/ran" ]
+	# Its own state is its own.
+	RETRY_STATE_DIR=$shared/out/nobody-state run -0 --separate-stderr \
+	    as_nobody "$RETRY" --circuit api touch "$shared/out/ran"
+	[ -e "$shared/out/ran" ]
+	[ "$(stat -c '%U %a' "$shared/out/nobody-state")" = "nobody 700" ]
+	[ "$(stat -c '%U %a' "$shared/out/nobody-state/api")" = "nobody 600" ]
+}
+
+# --- a corrupt record ----------------------------------------------------
+
+@test "a corrupt record is reported once, replaced by a fresh one, and the run goes on" {
+	fail_once c
+	[ "$(rec c failures)" = 1 ]
+	echo garbage >state/c
+	run -1 --separate-stderr "$RETRY" -n3 -b 1ms -j none --circuit c false
+	[ "${stderr_lines[0]}" = "retry: circuit c: the record was corrupt; it starts afresh" ]
+	[ "$(grep -c corrupt <<<"$stderr")" -eq 1 ]
+	[ "${stderr_lines[-1]}" = "retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
+	# Fresh: the old count is gone, the three new failures are in.
+	[ "$(head -n 1 state/c)" = "retry-circuit 1" ]
+	[ "$(rec c failures)" = 3 ]
+	run -0 --separate-stderr "$RETRY" --circuit-status c
+	[ "$stderr" = "" ]
+	[ "${lines[2]}" = "failures:  3 in a row" ]
+}
+
+@test "a record truncated halfway is corrupt; an empty one is a fresh one" {
+	"$RETRY" -q -n3 -b 1ms --budget 5/1m --circuit t false || true
+	local size
+	size=$(wc -c <state/t)
+	head -c $((size / 2)) state/t >half
+	cat half >state/t
+	run -1 --separate-stderr "$RETRY" -n1 --circuit t false
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ "${stderr_lines[0]}" = "retry: circuit t: the record was corrupt; it starts afresh" ]
+	[ "$(rec t failures)" = 1 ]
+	[ "$(rec t retries)" = 0 ]
+	# Without the final newline.
+	head -c $(($(wc -c <state/t) - 1)) state/t >cut.tmp
+	cat cut.tmp >state/t
+	run -0 --separate-stderr "$RETRY" --circuit-status t
+	expect_stderr "retry: circuit t: the record was corrupt; it starts afresh"
+	[ "${lines[2]}" = "failures:  0 in a row" ]
+	: >state/t
+	run -1 --separate-stderr "$RETRY" -n1 --circuit t false
+	expect_stderr "retry: attempt 1/1 failed with exit 1; giving up: no attempts left"
+	[ "$(rec t failures)" = 1 ]
+}
+
+@test "a corrupt record met by ten runs at once is reported by one of them" {
+	mkdir state && chmod 700 state
+	printf 'retry-circuit 1\nstate open\nfailures x\n' >state/many
+	local i pids=()
+	for i in $(seq 10); do
+		"$RETRY" -n1 --circuit many sh -c 'echo x >>"$0"' runs 2>"err.$i" 3>&- &
+		pids+=("$!")
+		started "$!"
+	done
+	for i in "${pids[@]}"; do
+		wait "$i"
+	done
+	[ "$(wc -l <runs)" -eq 10 ]
+	[ "$(cat err.* | grep -c 'the record was corrupt')" -eq 1 ]
+	[ "$(cat err.* | wc -l)" -eq 1 ]
+	[ "$(head -n 2 state/many | tail -n 1)" = "state closed" ]
+}
+
+# --- the breaker ---------------------------------------------------------
+
+@test "--trip N failed attempts from several runs open the circuit" {
+	fail_once br --trip 3 --cool 20s
+	fail_once br --trip 3 --cool 20s
+	run -0 "$RETRY" --circuit-status br
+	[ "$output" = "circuit:   br
+state:     closed
+failures:  2 in a row
+openings:  0 in a row" ]
+	fail_once br --trip 3 --cool 20s
+	run -0 "$RETRY" --circuit-status br
+	[ "${#lines[@]}" -eq 4 ]
+	[ "${lines[0]}" = "circuit:   br" ]
+	# Equal jitter: the cool-down is within [10s, 20s].
+	matches "${lines[1]}" '^state:     open, half-opens in ([0-9]+\.[0-9]{3})s$'
+	between "$(ms "${BASH_REMATCH[1]}")" 8000 20000
+	[ "${lines[2]}" = "failures:  3 in a row" ]
+	[ "${lines[3]}" = "openings:  1 in a row" ]
+	[ "$(sed -n 2p state/br)" = "state open" ]
+}
+
+@test "while open, a run whose deadline comes first exits 75 at once, running nothing" {
+	fail_once op --trip 1 --cool 20s
+	local start
+	start=$(now_ms)
+	run -75 --separate-stderr "$RETRY" --circuit op -d 3s touch ran
+	[ $(($(now_ms) - start)) -lt 2500 ]
+	[ "$output" = "" ]
+	expect_stderr "retry: circuit op stays open past the deadline; giving up"
+	[ ! -e ran ]
+	# With -q only the status says it.
+	run -75 --separate-stderr "$RETRY" -q --circuit op -d 1s touch ran
+	[ "$stderr" = "" ]
+	[ ! -e ran ]
+	# A run that opens the circuit itself ends the same way at its next try.
+	run -75 --separate-stderr "$RETRY" --circuit own --trip 1 --cool 20s \
+	    -b 1ms -d 3s sh -c 'echo x >>"$0"; exit 1' log
+	[ "$(wc -l <log)" -eq 1 ]
+	[ "${stderr_lines[-1]}" = "retry: circuit own stays open past the deadline; giving up" ]
+}
+
+@test "after --trip N failures in a row no run starts another attempt" {
+	local i rc
+	for i in 1 2 3 4 5; do
+		rc=0
+		"$RETRY" -q -n3 -b 1ms -d 5s --circuit seq --trip 7 --cool 20s \
+		    sh -c 'echo x >>"$0"; exit 1' log || rc=$?
+		echo "$rc" >>statuses
+	done
+	[ "$(wc -l <log)" -eq 7 ]
+	[ "$(tr '\n' ' ' <statuses)" = "1 1 75 75 75 " ]
+	[ "$(rec seq failures)" = 7 ]
+	[ "$(rec seq openings)" = 1 ]
+}
+
+@test "an open circuit that half-opens before the deadline: the run waits, probes, closes it" {
+	fail_once w --trip 1 --cool 1s
+	local at
+	at=$(rec w half-open-at)
+	run -0 --separate-stderr "$RETRY" -v -n1 -d 10s --circuit w \
+	    sh -c 'date +%s%N >"$0"' child
+	# It started no sooner than the record said.
+	[ "$(cat child)" -ge "$at" ]
+	matches "${stderr_lines[1]}" '^retry: circuit w is open; waiting ([0-9]+\.[0-9]{3})s$'
+	between "$(ms "${BASH_REMATCH[1]}")" 0 1000
+	run -0 "$RETRY" --circuit-status w
+	[ "${lines[1]}" = "state:     closed" ]
+	[ "${lines[2]}" = "failures:  0 in a row" ]
+	[ "${lines[3]}" = "openings:  0 in a row" ]
+}
+
+# start_waiters NAME N FAILS [OPTION ...]: N runs in the background, each
+# one attempt of cb-probe (in dir "probe"; the first FAILS executions
+# fail); pids in $pids.
+start_waiters() {
+	local i name=$1 n=$2 fails=$3
+	shift 3
+	mkdir -p probe
+	pids=()
+	for i in $(seq "$n"); do
+		CB_RECORD=$RETRY_STATE_DIR/$name "$RETRY" -v -n1 -d 10s \
+		    --circuit "$name" "$@" cb-probe probe "$fails" 0.2 \
+		    2>"err.$i" 3>&- &
+		pids+=("$!")
+		started "$!"
+	done
+}
+
+# collect: waits for the runs in $pids; their statuses, sorted, in $statuses.
+collect() {
+	local p rc
+	statuses=()
+	for p in "${pids[@]}"; do
+		rc=0
+		wait "$p" || rc=$?
+		statuses+=("$rc")
+	done
+	statuses=($(printf '%s\n' "${statuses[@]}" | sort -n))
+}
+
+# field_of LINE N: the Nth word of line LINE of probe/log.
+field_of() {
+	sed -n "$1p" probe/log | cut -d' ' -f"$2"
+}
+
+@test "half-open: one probe among five waiting runs; its success closes the circuit" {
+	fail_once h --trip 1 --cool 1s
+	start_waiters h 5 0 --trip 1 --cool 1s
+	collect
+	[ "${statuses[*]}" = "0 0 0 0 0" ]
+	# All five waited for the circuit.
+	[ "$(grep -l 'circuit h is open; waiting' err.* | wc -l)" -eq 5 ]
+	[ "$(wc -l <probe/log)" -eq 10 ]
+	# The probe ran alone: its end comes before any other start.
+	[ "$(sed -n 1p probe/log | cut -d' ' -f1-2)" = "start 1" ]
+	[ "$(sed -n 2p probe/log | cut -d' ' -f1-2)" = "end 1" ]
+	# The probe held the record while it ran.
+	[ "$(sed -n 2p probe/record.1)" = "state half-open" ]
+	[ "$(rec_at probe/record.1 openings)" = 1 ]
+	[ "$(rec_at probe/record.1 probe)" -gt 0 ]
+	# It started no sooner than the circuit half-opened.
+	[ "$(field_of 1 3)" -ge "$(rec_at probe/record.1 half-open-at)" ]
+	# Once it had closed the circuit, the others ran.
+	[ "$(sed -n 2p probe/record.2)" = "state closed" ]
+	run -0 "$RETRY" --circuit-status h
+	[ "${lines[1]}" = "state:     closed" ]
+	[ "${lines[2]}" = "failures:  0 in a row" ]
+	[ "${lines[3]}" = "openings:  0 in a row" ]
+}
+
+@test "half-open: a failed probe opens the circuit again, for twice the cool-down" {
+	run -1 "$RETRY" -q -n1 --circuit h2 --trip 1 --cool 300ms --cap 5s \
+	    sh -c 'date +%s%N >"$0"; exit 1' failed
+	start_waiters h2 5 1 --trip 1 --cool 300ms --cap 5s
+	collect
+	# The first probe failed; its run had no attempts left.
+	[ "${statuses[*]}" = "0 0 0 0 1" ]
+	[ "$(wc -l <probe/log)" -eq 10 ]
+	# Each probe ran alone.
+	[ "$(sed -n 1,4p probe/log | cut -d' ' -f1-2 | tr '\n' ,)" = "start 1,end 1,start 2,end 2," ]
+	# The first opening: a cool-down within [150, 300] ms of the failure.
+	[ "$(rec_at probe/record.1 openings)" = 1 ]
+	between $((($(rec_at probe/record.1 half-open-at) - $(cat failed)) / 1000000)) 150 500
+	# The second: openings 2, within [300, 600] ms of the probe's failure.
+	[ "$(sed -n 2p probe/record.2)" = "state half-open" ]
+	[ "$(rec_at probe/record.2 openings)" = 2 ]
+	[ "$(rec_at probe/record.2 failures)" = 2 ]
+	local end1 at2
+	end1=$(field_of 2 3)
+	at2=$(rec_at probe/record.2 half-open-at)
+	between $(((at2 - end1) / 1000000)) 300 800
+	# The second probe waited for it.
+	[ $((($(field_of 3 3) - end1) / 1000000)) -ge 299 ]
+	run -0 "$RETRY" --circuit-status h2
+	[ "${lines[1]}" = "state:     closed" ]
+	[ "${lines[3]}" = "openings:  0 in a row" ]
+}
+
+@test "the cool-down doubles per opening in a row, up to --cap" {
+	local round at
+	# (bats 1.8's run clobbers a variable named i.)
+	for round in 1 2 3 4; do
+		# Each failure after the first is a probe's: it opens again.
+		run -1 "$RETRY" -q -n1 -d 10s --circuit dbl --trip 1 --cool 200ms \
+		    --cap 1s sh -c 'date +%s%N >"$0"; exit 1' failed
+		at=$(rec dbl half-open-at)
+		echo $(((at - $(cat failed)) / 1000000)) >>cools
+		[ "$(rec dbl openings)" = "$round" ]
+	done
+	# [100, 200], [200, 400], [400, 800], then cut to the cap: [500, 1000].
+	local c=($(cat cools))
+	between "${c[0]}" 100 300
+	between "${c[1]}" 200 500
+	between "${c[2]}" 400 900
+	between "${c[3]}" 500 1100
+}
+
+@test "any success closes the circuit and resets the failures" {
+	fail_once ok --trip 3
+	fail_once ok --trip 3
+	[ "$(rec ok failures)" = 2 ]
+	run -0 "$RETRY" --circuit ok true
+	[ "$(rec ok failures)" = 0 ]
+	fail_once ok --trip 3
+	fail_once ok --trip 3
+	[ "$(sed -n 2p state/ok)" = "state closed" ]
+	# A retry that succeeds counts as well.
+	run -0 "$RETRY" -q --circuit ok -b 1ms -j none flaky st 1
+	[ "$(rec ok failures)" = 0 ]
+}
+
+@test "--circuit-reset clears the record; --circuit-status shows every field" {
+	run -75 "$RETRY" -q -n3 -b 1ms -d 3s --circuit rs --trip 2 --cool 20s \
+	    --budget 5/1m false
+	run -0 --separate-stderr "$RETRY" --circuit-status rs
+	[ "$stderr" = "" ]
+	[ "${#lines[@]}" -eq 5 ]
+	[ "${lines[0]}" = "circuit:   rs" ]
+	matches "${lines[1]}" '^state:     open, half-opens in [0-9]+\.[0-9]{3}s$'
+	[ "${lines[2]}" = "failures:  2 in a row" ]
+	[ "${lines[3]}" = "openings:  1 in a row" ]
+	[ "${lines[4]}" = "retries:   1 in the last 60s (budget 5)" ]
+	run -0 --separate-stderr "$RETRY" --circuit-reset rs
+	[ "$output" = "" ]
+	[ "$stderr" = "" ]
+	run -0 "$RETRY" --circuit-status rs
+	[ "$output" = "circuit:   rs
+state:     closed
+failures:  0 in a row
+openings:  0 in a row" ]
+	run -0 "$RETRY" -d 1s --circuit rs touch ran
+	[ -e ran ]
+	# Reset of a name never used makes an empty record.
+	run -0 "$RETRY" --circuit-reset fresh
+	[ -f state/fresh ]
+}
+
+@test "--circuit-status: open past its cool-down, and half-open with its probe" {
+	fail_once st --trip 1 --cool 100ms
+	sleep 0.2
+	run -0 "$RETRY" --circuit-status st
+	[ "${lines[1]}" = "state:     open, half-opens at the next attempt" ]
+	"$RETRY" -n1 --circuit st sh -c 'touch "$0"; sleep 5' begun 3>&- &
+	local pid=$!
+	started "$pid"
+	wait_for begun
+	run -0 "$RETRY" --circuit-status st
+	[ "${lines[1]}" = "state:     half-open, probed by process $pid" ]
+	kill -TERM "$pid"
+	wait "$pid" || true
+}
+
+@test "while another run probes, a waiting run gives up at its deadline (75)" {
+	fail_once pb --trip 1 --cool 50ms
+	sleep 0.1
+	"$RETRY" -n1 --circuit pb sh -c 'touch "$0"; sleep 5' begun 3>&- &
+	local pid=$! start
+	started "$pid"
+	wait_for begun
+	start=$(now_ms)
+	run -75 --separate-stderr "$RETRY" --circuit pb -d 500ms touch ran
+	# It looked again every 50-150 ms, and gave up before the deadline.
+	between $(($(now_ms) - start)) 300 2500
+	expect_stderr "retry: circuit pb stays open past the deadline; giving up"
+	[ ! -e ran ]
+	kill -TERM "$pid"
+	wait "$pid" || true
+}
+
+@test "a probe whose run is gone is taken over by the next run" {
+	fail_once gone --trip 1 --cool 50ms
+	sleep 0.1
+	"$RETRY" -n1 --circuit gone sh -c 'echo $$ >"$0"; exec sleep 5' child 3>&- &
+	local pid=$!
+	started "$pid"
+	wait_for child
+	kill -KILL "$pid"
+	wait "$pid" || true
+	kill -KILL "$(cat child)"
+	[ "$(rec gone probe)" = "$pid" ]
+	local start
+	start=$(now_ms)
+	run -0 "$RETRY" -d 5s --circuit gone touch ran
+	[ $(($(now_ms) - start)) -lt 4000 ]
+	[ -e ran ]
+	[ "$(sed -n 2p state/gone)" = "state closed" ]
+}
+
+# --- the shared budget ---------------------------------------------------
+
+# fifty NAME [OPTION ...]: 50 runs at once of a child that logs "RUN
+# ATTEMPT" to "log" and fails.  Sets statuses[I], last[I] (the last line of
+# run I's stderr) and tried[I] (its attempts), for I in 1..50.
+fifty() {
+	local name=$1 run_ p line
+	shift
+	local pids=()
+	for run_ in $(seq 50); do
+		"$RETRY" --circuit "$name" "$@" -n5 -b 1ms \
+		    sh -c 'echo "$1 $RETRY_ATTEMPT" >>"$0"; exit 1' log "$run_" \
+		    2>"err.$run_" 3>&- &
+		pids+=("$!")
+		started "$!"
+	done
+	statuses=() last=() tried=()
+	for run_ in $(seq 50); do
+		p=0
+		wait "${pids[run_ - 1]}" || p=$?
+		statuses[run_]=$p
+		tried[run_]=0
+		last[run_]=
+		while IFS= read -r line; do
+			last[run_]=$line
+		done <"err.$run_"
+	done
+	while read -r run_ p; do
+		tried[run_]=$((tried[run_] + 1))
+	done <log
+}
+
+@test "50 runs at once share a budget: at most 50 first attempts + N retries, counted exactly" {
+	local start
+	start=$(now_ms)
+	fifty bud --trip 100000 --budget 10/1m -d 10s
+	[ $(($(now_ms) - start)) -lt 25000 ]
+	local total k
+	total=$(wc -l <log)
+	# Shown when the test fails.
+	for k in $(seq 50); do
+		echo "run $k: status ${statuses[k]}, ${tried[k]} attempts, ${last[k]}"
+	done
+	[ "$total" -le 60 ]
+	# First attempts are never held back: every run ran once.
+	[ "$(grep -c ' 1$' log)" -eq 50 ]
+	[ "$(grep ' 1$' log | cut -d' ' -f1 | sort -u | wc -l)" -eq 50 ]
+	# No lost update: the record counts every retry and every failure.
+	[ "$(rec bud retries)" -eq $((total - 50)) ]
+	[ "$(rec bud retries)" -eq 10 ]
+	[ "$(rec bud failures)" -eq "$total" ]
+	[ "$(awk '$1 == "retries" { print NF - 2 }' state/bud)" -eq 10 ]
+	# Each run ends with its last status, and says why.
+	for k in $(seq 50); do
+		[ "${statuses[k]}" = 1 ]
+		[ "${tried[k]}" -ge 1 ]
+		if [ "${tried[k]}" -lt 5 ]; then
+			[ "${last[k]}" = "retry: attempt ${tried[k]}/5 failed with exit 1; giving up: the retry budget of circuit bud is spent past the deadline" ]
+		fi
+	done
+	run -0 "$RETRY" --circuit-status bud
+	[ "${lines[4]}" = "retries:   10 in the last 60s (budget 10)" ]
+}
+
+@test "50 runs at once with a breaker and a budget: attempts within both, counted exactly" {
+	fifty both --trip 20 --cool 1m --budget 10/1m -d 10s
+	local total k opened=0
+	total=$(wc -l <log)
+	[ "$total" -le 60 ]
+	[ "$(rec both failures)" -eq "$total" ]
+	[ "$(rec both retries)" -le 10 ]
+	[ "$(sed -n 2p state/both)" = "state open" ]
+	[ "$(rec both openings)" = 1 ]
+	for k in $(seq 50); do
+		case ${statuses[k]} in
+		75)	opened=$((opened + 1))
+			[ "${last[k]}" = "retry: circuit both stays open past the deadline; giving up" ] ;;
+		1)	matches "${last[k]}" "^retry: attempt ${tried[k]}/5 failed with exit 1; giving up: (no attempts left|the retry budget of circuit both is spent past the deadline)\$" ;;
+		*)	echo "run $k exited ${statuses[k]}"; false ;;
+		esac
+	done
+	[ "$opened" -ge 1 ]
+}
+
+@test "a run that finds the budget spent past its deadline gives up with its last status" {
+	"$RETRY" -q -n2 -b 1ms --circuit sp --budget 1/1m false || true
+	[ "$(rec sp retries)" = 1 ]
+	local start
+	start=$(now_ms)
+	run -3 --separate-stderr "$RETRY" -n3 -b 1ms -j none -d 10s --circuit sp \
+	    --budget 1/1m sh -c 'echo x >>"$0"; exit 3' log
+	[ $(($(now_ms) - start)) -lt 5000 ]
+	# Its first attempt was not held back; the retry was.
+	[ "$(wc -l <log)" -eq 1 ]
+	expect_stderr "retry: attempt 1/3 failed with exit 3; next in 0.001s
+retry: attempt 1/3 failed with exit 3; giving up: the retry budget of circuit sp is spent past the deadline"
+	[ "$(rec sp retries)" = 1 ]
+}
+
+@test "a run whose budget frees within its deadline waits, then retries" {
+	"$RETRY" -q -n2 -b 1ms --circuit fr --budget 1/500ms \
+	    sh -c 'echo "A $(date +%s%N)" >>"$0"; exit 1' log || true
+	run -1 --separate-stderr "$RETRY" -v -n2 -b 1ms -d 10s --circuit fr \
+	    --budget 1/500ms sh -c 'echo "B $(date +%s%N)" >>"$0"; exit 1' log
+	[ "$(grep -c '^A' log)" -eq 2 ]
+	[ "$(grep -c '^B' log)" -eq 2 ]
+	local said
+	said=$(grep 'retry budget of circuit fr spent; waiting' <<<"$stderr")
+	matches "$said" '^retry: retry budget of circuit fr spent; waiting ([0-9]+\.[0-9]{3})s$'
+	# Until A's retry leaves the window, plus up to a tenth of it.
+	between "$(ms "${BASH_REMATCH[1]}")" 0 550
+	local a2 b2
+	a2=$(grep '^A' log | sed -n 2p | cut -d' ' -f2)
+	b2=$(grep '^B' log | sed -n 2p | cut -d' ' -f2)
+	[ $(((b2 - a2) / 1000000)) -ge 450 ]
+	[ "${stderr_lines[-2]}" = "retry: attempt 2/2 failed with exit 1; giving up: no attempts left" ]
+}
+
+# --- signals and deadlines during the waits ------------------------------
+
+# term_during_wait REGEX: with retry started in the background as $pid
+# (stderr in err), waits until err matches REGEX, sends SIGTERM and
+# checks that retry ends at once with 143.
+term_during_wait() {
+	wait_for_text err "$1"
+	local start rc=0
+	start=$(now_ms)
+	kill -TERM "$pid"
+	ended "$pid" 20
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 143 ]
+	[ $(($(now_ms) - start)) -lt 1500 ]
+}
+
+@test "SIGTERM while waiting for an open circuit ends retry at once: 143, nothing run" {
+	fail_once tw --trip 1 --cool 20s
+	"$RETRY" -v -d 30s --circuit tw touch ran 2>err 3>&- &
+	pid=$!
+	started "$pid"
+	term_during_wait 'circuit tw is open; waiting'
+	[ ! -e ran ]
+	[ "$(sed -n 3p err)" = "retry: interrupted by SIGTERM before the first attempt" ]
+	[ "$(wc -l <err)" -eq 4 ]
+	[ "$(rec tw failures)" = 1 ]
+}
+
+@test "SIGTERM while waiting for the budget ends retry at once: 143, no retry" {
+	"$RETRY" -q -n2 -b 1ms --circuit tb --budget 1/20s false || true
+	"$RETRY" -v -b 1ms -d 30s --circuit tb --budget 1/20s \
+	    sh -c 'echo x >>"$0"; exit 1' log 2>err 3>&- &
+	pid=$!
+	started "$pid"
+	term_during_wait 'retry budget of circuit tb spent; waiting'
+	[ "$(wc -l <log)" -eq 1 ]
+}
+
+@test "SIGTERM during the splay ends retry at once: 143, nothing run" {
+	"$RETRY" -v --splay 1h touch ran 2>err 3>&- &
+	pid=$!
+	started "$pid"
+	term_during_wait 'splay: '
+	[ ! -e ran ]
+	[ "$(sed -n 3p err)" = "retry: interrupted by SIGTERM before the first attempt" ]
+	[ "$(wc -l <err)" -eq 4 ]
+}
+
+@test "a run waits for the record's lock, and goes on when its holder dies" {
+	need_python
+	"$RETRY" --circuit lk true
+	cb-lock state/lk ready 3>&- &
+	local holder=$!
+	started "$holder"
+	wait_for ready 100
+	"$RETRY" --circuit lk touch ran 3>&- &
+	pid=$!
+	started "$pid"
+	sleep 0.5
+	[ ! -e ran ]
+	alive "$pid"
+	kill -KILL "$holder"
+	wait "$holder" 2>/dev/null || true
+	ended "$pid" 30
+	wait "$pid"
+	[ -e ran ]
+}
+
+@test "SIGTERM while waiting for the record's lock ends retry at once, no attempt" {
+	need_python
+	"$RETRY" --circuit lt true
+	cb-lock state/lt ready 3>&- &
+	local holder=$!
+	started "$holder"
+	wait_for ready 100
+	"$RETRY" --circuit lt touch ran 2>err 3>&- &
+	pid=$!
+	started "$pid"
+	# Blocked on the lock (retry waits for it a few ms at a time).
+	sleep 0.3
+	kill -TERM "$pid"
+	local gone=0 rc=0
+	ended "$pid" 10 && gone=1
+	kill -KILL "$holder"
+	wait "$holder" 2>/dev/null || true
+	wait "$pid" || rc=$?
+	cat err
+	[ "$gone" -eq 1 ]
+	[ "$rc" -eq 143 ]
+	[ ! -e ran ]
+	[ "$(grep -c 'attempt 1' err)" -eq 0 ]
+	[ "$(cat err)" = "retry: interrupted by SIGTERM before the first attempt" ]
+}
+
+@test "the deadline bounds a wait for the record's lock: 124, no attempt" {
+	need_python
+	"$RETRY" --circuit lt true
+	cb-lock state/lt ready 3>&- &
+	local holder=$!
+	started "$holder"
+	wait_for ready 100
+	local start rc=0
+	start=$(now_ms)
+	"$RETRY" -d 300ms --circuit lt touch ran 2>err 3>&- || rc=$?
+	local elapsed=$(($(now_ms) - start))
+	kill -KILL "$holder"
+	wait "$holder" 2>/dev/null || true
+	[ "$rc" -eq 124 ]
+	[ ! -e ran ]
+	[ "$elapsed" -lt 3000 ]
+}
+
+# --- usage ---------------------------------------------------------------
+
+@test "--trip, --cool and --budget without --circuit are usage errors" {
+	local opt
+	for opt in '--trip 3' '--cool 1s' '--budget 5/1s'; do
+		run -125 --separate-stderr "$RETRY" $opt touch ran
+		[ "$output" = "" ]
+		expect_stderr "retry: --trip, --cool and --budget need --circuit"
+		run -125 --separate-stderr "$RETRY" $opt --circuit-status x
+		expect_stderr "retry: --trip, --cool and --budget need --circuit"
+	done
+	[ ! -e ran ]
+}
+
+@test "--trip 5 and --cool 30s (the defaults, given) without --circuit are usage errors too" {
+	local opt
+	for opt in '--trip 5' '--cool 30s'; do
+		run -125 --separate-stderr "$RETRY" $opt touch ran
+		expect_stderr "retry: --trip, --cool and --budget need --circuit"
+	done
+	[ ! -e ran ]
+}
+
+@test "bad --budget, --trip and --cool values are usage errors" {
+	local b
+	for b in 0/1s x/1s 1001/1s /1s; do
+		run -125 --separate-stderr "$RETRY" --circuit x --budget "$b" touch ran
+		expect_stderr "retry: --budget '$b': invalid budget (N/DUR, N from 1 to 1000)"
+	done
+	for b in 5 5/ 5/0s 5/x; do
+		run -125 --separate-stderr "$RETRY" --circuit x --budget "$b" touch ran
+		expect_stderr "retry: --budget '$b': invalid budget (N/DUR)"
+	done
+	run -125 --separate-stderr "$RETRY" --circuit x --trip 0 touch ran
+	expect_stderr "retry: --trip '0': must be greater than 0"
+	run -125 --separate-stderr "$RETRY" --circuit x --cool 0 touch ran
+	expect_stderr "retry: --cool '0': must be greater than 0"
+	run -125 --separate-stderr "$RETRY" --splay x touch ran
+	expect_stderr "retry: --splay 'x': invalid duration"
+	[ ! -e ran ]
+	[ ! -e state ]
+	run -0 "$RETRY" --circuit x --budget 1000/1s true
+}
