@@ -400,6 +400,8 @@ parse_http_date(const char *s, int64_t *unix_sec)
 	char day[4], mon[4];
 	int d, m, y, hh, mm, ss, end = -1;
 
+	/* Every number is range-checked below. */
+	/* NOLINTNEXTLINE(cert-err34-c) */
 	if (sscanf(s, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d GMT%n", day,
 	    &d, mon, &y, &hh, &mm, &ss, &end) != 7 || end < 0 || s[end] != '\0')
 		return 0;
@@ -408,8 +410,8 @@ parse_http_date(const char *s, int64_t *unix_sec)
 	if (m == 12 || d < 1 || d > 31 || y < 1970 || hh < 0 || hh > 23 ||
 	    mm < 0 || mm > 59 || ss < 0 || ss > 60)
 		return 0;
-	*unix_sec = days_from_civil(y, m + 1, d) * 86400 + hh * 3600 +
-	    mm * 60 + ss;
+	*unix_sec = days_from_civil(y, m + 1, d) * 86400 + (int64_t)hh * 3600 +
+	    (int64_t)mm * 60 + ss;
 	return 1;
 }
 

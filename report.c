@@ -1,6 +1,8 @@
 /*
  * retry's JSON report.  Strings are escaped for any bytes: valid UTF-8
  * passes through, any other byte becomes the code point of its value.
+ * Output goes through stdio and is checked once, with ferror() and
+ * fclose(), where the object is complete.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -57,9 +59,7 @@ put_string(FILE *f, const char *str)
 			fputs("\\n", f), s++;
 		else if (*s == '\t')
 			fputs("\\t", f), s++;
-		else if (*s < 0x20 || *s == 0x7f)
-			fprintf(f, "\\u%04x", *s++);
-		else if ((n = utf8_length(s)) == 0)
+		else if (*s < 0x20 || *s == 0x7f || (n = utf8_length(s)) == 0)
 			fprintf(f, "\\u%04x", *s++);
 		else {
 			fwrite(s, 1, n, f);

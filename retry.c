@@ -242,7 +242,7 @@ usage_error(const char *fmt, ...)
 static int
 close_stdout(void)
 {
-	if (fclose(stdout) == EOF) {
+	if (ferror(stdout) | (fclose(stdout) == EOF)) {	/* both, always */
 		warning("stdout");
 		return EXIT_FAILURE_;
 	}
