@@ -36,20 +36,6 @@ started() {
 	echo "$1" >>"$BATS_TEST_TMPDIR/bg"
 }
 
-# expect_stderr TEXT: $stderr from the last run is exactly TEXT.
-expect_stderr() {
-	[ "$stderr" = "$1" ] && return
-	printf 'expected stderr:\n%s\nactual stderr:\n%s\n' "$1" "$stderr"
-	return 1
-}
-
-# matches STRING REGEX: STRING matches the extended REGEX, else says why.
-matches() {
-	[[ $1 =~ $2 ]] && return
-	printf 'no match:\n  %s\nfor:\n  %s\n' "$1" "$2"
-	return 1
-}
-
 # between N LO HI: LO <= N <= HI, else says so.
 between() {
 	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ] && return
@@ -89,19 +75,6 @@ ended() {
 	local n=0
 	while alive "$1"; do
 		[ "$n" -ge "${2:-50}" ] && return 1
-		sleep 0.1
-		n=$((n + 1))
-	done
-}
-
-# wait_for_text FILE REGEX [TENTHS]: poll until a line of FILE matches.
-wait_for_text() {
-	local n=0
-	until grep -Eq -- "$2" "$1" 2>/dev/null; do
-		if [ "$n" -ge "${3:-50}" ]; then
-			echo "no line matching '$2' in $1"
-			return 1
-		fi
 		sleep 0.1
 		n=$((n + 1))
 	done

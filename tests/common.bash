@@ -27,3 +27,31 @@ alive() {
 	state=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
 	case $state in Z*) return 1 ;; esac
 }
+
+# expect_stderr TEXT: bats' $stderr is exactly TEXT, else shows both.
+expect_stderr() {
+	[ "$stderr" = "$1" ] && return
+	printf 'expected stderr:\n%s\nactual stderr:\n%s\n' "$1" "$stderr"
+	return 1
+}
+
+# matches STRING REGEX: STRING matches the extended REGEX, else says why.
+matches() {
+	[[ $1 =~ $2 ]] && return
+	printf 'no match:\n  %s\nfor:\n  %s\n' "$1" "$2"
+	return 1
+}
+
+# wait_for_text FILE REGEX [HUNDREDTHS]: poll until a line of FILE matches
+# the extended REGEX, at most HUNDREDTHS/100 s (500).
+wait_for_text() {
+	local n=0
+	until grep -Eq -- "$2" "$1" 2>/dev/null; do
+		if [ "$n" -ge "${3:-500}" ]; then
+			echo "no line matching '$2' in $1 after $n polls"
+			return 1
+		fi
+		sleep 0.01
+		n=$((n + 1))
+	done
+}

@@ -42,19 +42,6 @@ tmp_files() {
 	(cd "$TMPDIR" && ls -d retry.* 2>/dev/null) || true
 }
 
-# wait_for_text FILE TEXT: poll until FILE holds TEXT, at most 5 s.
-wait_for_text() {
-	local n=0
-	until grep -qF -- "$2" "$1" 2>/dev/null; do
-		if [ "$n" -ge 100 ]; then
-			echo "no '$2' in $1 after 5 s"
-			return 1
-		fi
-		sleep 0.05
-		n=$((n + 1))
-	done
-}
-
 # json_ok FILE: FILE parses as JSON; unchecked when python3 is missing.
 json_ok() {
 	if [ -z "$PYTHON" ]; then
@@ -67,13 +54,6 @@ json_ok() {
 # norm FILE: the report with every time (digits.6 digits) as T.
 norm() {
 	sed -E 's/[0-9]+\.[0-9]{6}/T/g' "$1"
-}
-
-# expect_stderr TEXT: $stderr from the last run is exactly TEXT.
-expect_stderr() {
-	[ "$stderr" = "$1" ] && return
-	printf 'expected stderr:\n%s\nactual stderr:\n%s\n' "$1" "$stderr"
-	return 1
 }
 
 # A line of an attempt's script: the targets of retry's open files.

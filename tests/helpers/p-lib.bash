@@ -6,26 +6,12 @@ attempts() {
 	if [ -e "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi
 }
 
-# expect_stderr TEXT: $stderr from the last run is exactly TEXT.
-expect_stderr() {
-	[ "$stderr" = "$1" ] && return
-	printf 'expected stderr:\n%s\nactual stderr:\n%s\n' "$1" "$stderr"
-	return 1
-}
-
 # expect_file FILE TEXT: FILE holds exactly TEXT (trailing newlines aside).
 expect_file() {
 	local got
 	got=$(cat "$1")
 	[ "$got" = "$2" ] && return
 	printf 'expected in %s:\n%s\nactual:\n%s\n' "$1" "$2" "$got"
-	return 1
-}
-
-# matches STRING REGEX: STRING matches the extended REGEX, else says why.
-matches() {
-	[[ $1 =~ $2 ]] && return
-	printf 'no match:\n  %s\nfor:\n  %s\n' "$1" "$2"
 	return 1
 }
 
@@ -44,20 +30,6 @@ within() {
 	[ "$took" -ge "$2" ] && [ "$took" -le "$3" ] && return
 	echo "took $took ms, not within [$2, $3] ms"
 	return 1
-}
-
-# wait_for_text FILE REGEX [HUNDREDTHS]: poll until a line of FILE matches
-# the extended REGEX, at most HUNDREDTHS/100 s (500).
-wait_for_text() {
-	local n=0
-	until grep -Eq -- "$2" "$1" 2>/dev/null; do
-		if [ "$n" -ge "${3:-500}" ]; then
-			echo "no line matching '$2' in $1 after $n polls"
-			return 1
-		fi
-		sleep 0.01
-		n=$((n + 1))
-	done
 }
 
 # gone PID [HUNDREDTHS]: poll until PID has exited (or is a zombie), at
