@@ -38,7 +38,7 @@ test: retry tests/ptyrun
 
 # The longer checks, run by CI after make test (see README.md).
 check: check-build check-static check-valgrind check-sanitize
-	RETRY_LONG_RUN=10000 sh tests/run-bats -f 'thousands of attempts' \
+	TEST_LONG_RUN=10000 sh tests/run-bats -f 'thousands of attempts' \
 		tests/hostile.bats
 	$(MAKE) fuzz FUZZTIME=30
 
@@ -80,7 +80,7 @@ check-valgrind: retry
 
 # The whole suite against an AddressSanitizer and UBSan build of its own.
 check-sanitize: retry-sanitize tests/ptyrun
-	RETRY_BINARY=$$PWD/retry-sanitize RETRY_SANITIZED=1 \
+	TEST_RETRY_BINARY=$$PWD/retry-sanitize TEST_SANITIZED=1 \
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		sh tests/run-bats tests

@@ -1,8 +1,8 @@
 # Shared by every test file: where things are, and small polling helpers.
 bats_require_minimum_version 1.5.0
 
-# make check-sanitize points RETRY_BINARY at a sanitizer build.
-RETRY=${RETRY_BINARY:-$BATS_TEST_DIRNAME/../retry}
+# make check-sanitize points TEST_RETRY_BINARY at a sanitizer build.
+RETRY=${TEST_RETRY_BINARY:-$BATS_TEST_DIRNAME/../retry}
 HELPERS=$BATS_TEST_DIRNAME/helpers
 PATH=$HELPERS:$PATH
 

@@ -68,12 +68,12 @@ stubborn='trap "" TERM; echo started >>"$0"; while :; do sleep 0.01; done'
 }
 
 # make test runs 2000 attempts (enough to show the old leak: ~50 kB);
-# make check runs the 10000 of issue 3 (RETRY_LONG_RUN=10000).
+# make check runs the 10000 of issue 3 (TEST_LONG_RUN=10000).
 @test "thousands of attempts: descriptors and memory of retry do not grow" {
 	# setenv(3) for RETRY_ATTEMPT once leaked a few bytes per attempt.
-	[ -z "${RETRY_SANITIZED:-}" ] || skip "memory is measured without sanitizers"
+	[ -z "${TEST_SANITIZED:-}" ] || skip "memory is measured without sanitizers"
 	samples=$BATS_TEST_TMPDIR/samples
-	"$RETRY" -q -n "${RETRY_LONG_RUN:-2000}" -j none -b 0.1ms -c 0.1ms false 3>&- &
+	"$RETRY" -q -n "${TEST_LONG_RUN:-2000}" -j none -b 0.1ms -c 0.1ms false 3>&- &
 	pid=$!
 	sample() {
 		echo "$(ls /proc/$pid/fd | wc -l) $(awk '/VmRSS/ {print $2}' /proc/$pid/status)" >>"$samples"

@@ -284,6 +284,7 @@ retry: attempt 2/5 failed with exit 3; giving up: status 3 is not retryable"
 }
 
 @test "--buffer-stdout with --replay-stdin: megabytes in and out, memory stays constant" {
+	[ -z "${TEST_SANITIZED:-}" ] || skip "memory is measured without sanitizers"
 	head -c 2000000 /dev/urandom >in
 	rc=0
 	cat in | "$RETRY" -I -O -n 3 -b 10ms -j none sh -c '
@@ -820,6 +821,7 @@ tmp" ]
 
 # bats test_tags=slow
 @test "--replay-stdin: 1 GiB reaches every attempt whole with retry's peak RSS under 4 MiB" {
+	[ -z "${TEST_SANITIZED:-}" ] || skip "memory is measured without sanitizers"
 	rc=0
 	head -c 1G /dev/zero | timeout 100 "$RETRY" -I -n 2 -b 10ms -j none sh -c '
 		wc -c >>counts
