@@ -57,7 +57,8 @@ norm() {
 }
 
 # A line of an attempt's script: the targets of retry's open files.
-FDS='for f in /proc/$PPID/fd/*; do readlink "$f"; done'
+# An fd of retry's may close while this lists them (readlink then fails).
+FDS='for f in /proc/$PPID/fd/*; do readlink "$f" || :; done'
 
 # ---- Input ----------------------------------------------------------------
 
