@@ -88,6 +88,7 @@ static int	 exit_status(const struct run *, int *);
 static void	 clear_hint(void);
 static int	 sleep_until(int64_t);
 static int	 wait_for(struct run *, int64_t, enum outcome);
+static void	 take_late_signal(struct run *);
 static int	 retryable(const struct policy *, const struct run *);
 static void	 fatal(const char *, ...) NORETURN;
 static void	 usage_error(const char *, ...) NORETURN;
@@ -1204,6 +1205,7 @@ run_attempt(const struct policy *p, struct run *r)
 	finish_output();
 	r->ended = monotonic_now();
 	take_terminal_back();
+	take_late_signal(r);
 	tell_circuit(p, r);
 	return 1;
 }
@@ -1251,6 +1253,23 @@ retryable(const struct policy *p, const struct run *r)
 		return 0;
 	return io.on_hit || (codes_has(&p->on, r->status) &&
 	    !codes_has(&p->stop_on, r->status));
+}
+
+/*
+ * A signal that came as the attempt ended is still pending if the end was
+ * seen first: deliver it now, or retry would carry on as if never told.
+ */
+static void
+take_late_signal(struct run *r)
+{
+	struct timespec now = { 0, 0 };
+	int sig;
+
+	if (pselect(0, NULL, NULL, NULL, &now, &wait_mask) == -1 &&
+	    errno != EINTR)
+		fatal("pselect");
+	if ((sig = take_caught_signal()) != 0 && r->interrupt == 0)
+		r->interrupt = sig;
 }
 
 /* Decides whether another attempt may follow; if not, records why. */
