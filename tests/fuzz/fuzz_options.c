@@ -35,12 +35,30 @@ check_schedule(const struct policy *p)
 	}
 }
 
+/*
+ * Patterns for --on-output and --stop-on-output go to the C library's
+ * regcomp(), whose memory for runs of repetition operators grows without
+ * bound (glibc: 2 GB for 150 '+' in a row).  That is libc's, not ours to
+ * fuzz: such an option becomes --dry-run, a flag that changes nothing.
+ */
+static int
+names_pattern_option(const char *arg)
+{
+	size_t len = strcspn(arg, "=");
+
+	if (strncmp(arg, "--", 2) != 0)
+		return 0;
+	return (len > strlen("--on") && strncmp(arg, "--on-output", len) == 0) ||
+	    (len > strlen("--stop-on") &&
+	    strncmp(arg, "--stop-on-output", len) == 0);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *argv[MAXARGS + 2], *s = malloc(size + 1), *line, err[1024];
 	struct policy p;
-	int argc = 0;
+	int argc = 0, i;
 
 	if (s == NULL)
 		return 0;
@@ -54,6 +72,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		*line = '\0';
 	}
 	argv[argc] = NULL;
+	for (i = 1; i < argc; i++)
+		if (names_pattern_option(argv[i]))
+			argv[i] = "--dry-run";
 	err[0] = '\0';
 	switch (parse_options(argc, argv, &p, err, sizeof(err))) {
 	case PARSED_RUN:
