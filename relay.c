@@ -62,22 +62,33 @@ new_pipe(int fds[2])
 	return fds[0] == -1 || fds[1] == -1 ? -1 : 0;
 }
 
+/*
+ * "$TMPDIR/retry.XXXXXX" (TMPDIR empty or unset: /tmp) in buf, for
+ * mkstemp() or mkdtemp(); *dir says which directory.  -1 if too long.
+ */
+int
+temp_template(char *buf, size_t size, const char **dir)
+{
+	*dir = getenv("TMPDIR");
+	if (*dir == NULL || **dir == '\0')
+		*dir = "/tmp";
+	if (snprintf(buf, size, "%s/retry.XXXXXX", *dir) >= (int)size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
 /* An unlinked file in $TMPDIR: gone with retry, however retry ends. */
 int
 scratch_file(void)
 {
 	char path[PATH_MAX];
-	const char *dir = getenv("TMPDIR");
+	const char *dir;
 	int fd;
 
-	if (dir == NULL || *dir == '\0')
-		dir = "/tmp";
-	if (snprintf(path, sizeof(path), "%s/retry.XXXXXX", dir) >=
-	    (int)sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if ((fd = mkstemp(path)) == -1)
+	if (temp_template(path, sizeof(path), &dir) == -1 ||
+	    (fd = mkstemp(path)) == -1)
 		return -1;
 	if (unlink(path) == -1)
 		return -1;	/* retry exits 125, which closes fd */

@@ -46,6 +46,7 @@ struct relay {
 	const char	*failed;	/* what failed, errno tells why */
 };
 
+int	temp_template(char *, size_t, const char **);
 int	scratch_file(void);
 int	relay_init(struct relay *, int, int, const regex_t *, const regex_t *);
 int	relay_prepare(struct relay *);

@@ -1303,13 +1303,11 @@ should_retry(const struct policy *p, struct run *r)
 static void
 make_hint_file(void)
 {
-	const char *dir = getenv("TMPDIR");
+	const char *dir;
 	int fd;
 
-	if (dir == NULL || *dir == '\0')
-		dir = "/tmp";
-	if (snprintf(hint_dir, sizeof(hint_dir), "%s/retry.XXXXXX", dir) >=
-	    (int)sizeof(hint_dir) || mkdtemp(hint_dir) == NULL) {
+	if (temp_template(hint_dir, sizeof(hint_dir), &dir) == -1 ||
+	    mkdtemp(hint_dir) == NULL) {
 		hint_dir[0] = '\0';
 		fatal("cannot make a directory in %s", dir);
 	}
