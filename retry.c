@@ -107,14 +107,21 @@ static struct circuit circuit;		/* --circuit: the shared record */
 static unsigned char entropy[24];	/* from the kernel: seed, then key */
 static size_t	 entropy_left;
 
-/* Signals forwarded to the attempt; a handler only marks them caught. */
-static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
+/*
+ * Signals forwarded to the attempt; a handler only marks them caught.
+ * Beyond the usual four, those that kill by default and that people send
+ * with kill(1): retry must not die of them before it has cleaned up.
+ */
+static const int forwarded[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2
+};
 #define NFORWARDED	(int)(sizeof(forwarded) / sizeof(forwarded[0]))
 static volatile sig_atomic_t caught[NFORWARDED];
 
 /* Dispositions and mask retry started with, restored in every child. */
 static const int changed[] = {
-	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD, SIGPIPE
+	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2,
+	SIGCHLD, SIGPIPE
 };
 #define NCHANGED	(int)(sizeof(changed) / sizeof(changed[0]))
 static struct sigaction	 original_action[NCHANGED];
@@ -593,8 +600,9 @@ on_signal(int sig)
 /*
  * Blocks the signals retry handles: they are delivered only inside
  * pselect(), so none can slip in between a check and a sleep.  Signals
- * that retry was started ignoring (nohup) stay ignored.  SIGPIPE is
- * ignored so that a closed stderr cannot kill retry.
+ * that retry was started ignoring (nohup) stay ignored, and those it was
+ * started blocking stay blocked.  SIGPIPE is ignored so that a closed
+ * stderr cannot kill retry.
  */
 static void
 catch_signals(void)
@@ -611,7 +619,8 @@ catch_signals(void)
 		fatal("sigprocmask");
 	wait_mask = original_mask;
 	for (i = 0; i < NFORWARDED; i++)
-		sigdelset(&wait_mask, forwarded[i]);
+		if (!sigismember(&original_mask, forwarded[i]))
+			sigdelset(&wait_mask, forwarded[i]);
 	sigdelset(&wait_mask, SIGCHLD);
 
 	memset(&sa, 0, sizeof(sa));

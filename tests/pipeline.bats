@@ -329,21 +329,24 @@ $one" ]
 	[ ! -e "${f%/*}" ]
 }
 
-@test "RETRY_AFTER_FILE and its directory are gone after SIGTERM during a delay; a usage error makes none" {
-	"$RETRY" -b 20s -j none sh -c 'echo "$RETRY_AFTER_FILE" >path; exit 1' \
-	    2>err 3>&- &
-	echo $! >bg.pid
-	wait_for_text err 'next in 20.000s'
-	f=$(cat path)
-	[ -f "$f" ]
-	kill -TERM "$(cat bg.pid)"
-	rc=0
-	wait "$(cat bg.pid)" || rc=$?
-	[ "$rc" -eq 143 ]
-	[ ! -e "$f" ]
-	[ ! -e "${f%/*}" ]
-	[ "$(cat err)" = "retry: attempt 1/5 failed with exit 1; next in 20.000s
-retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIGTERM" ]
+@test "RETRY_AFTER_FILE and its directory are gone after a signal during a delay; a usage error makes none" {
+	local sig
+	for sig in TERM HUP ALRM USR1 USR2; do
+		env --default-signal "$RETRY" -b 20s -j none \
+		    sh -c 'echo "$RETRY_AFTER_FILE" >path; exit 1' 2>err 3>&- &
+		echo $! >bg.pid
+		wait_for_text err 'next in 20.000s'
+		f=$(cat path)
+		[ -f "$f" ]
+		kill -s "$sig" "$(cat bg.pid)"
+		rc=0
+		wait "$(cat bg.pid)" || rc=$?
+		[ "$(kill -l "$rc")" = "$sig" ]
+		[ ! -e "$f" ]
+		[ ! -e "${f%/*}" ]
+		[ "$(cat err)" = "retry: attempt 1/5 failed with exit 1; next in 20.000s
+retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIG$sig" ]
+	done
 
 	run -125 "$RETRY" -n x sh -c 'touch ran'
 	[ ! -e ran ]

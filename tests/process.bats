@@ -234,9 +234,9 @@ retry: attempt 2/2 timed out after 0.1s; giving up: no attempts left"
 retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIGTERM"
 }
 
-@test "SIGINT, SIGHUP and SIGQUIT during a delay end retry at once, by that signal" {
+@test "SIGINT, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1 and SIGUSR2 during a delay end retry at once, by that signal" {
 	local sig t0
-	for sig in INT HUP QUIT; do
+	for sig in INT HUP QUIT ALRM USR1 USR2; do
 		rm -f st
 		start_retry -j none -b 10s flaky st 5
 		wait_for_text err 'next in'
@@ -268,9 +268,9 @@ retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIG$sig"
 	expect_file err "retry: attempt 1/5 failed with exit 3; giving up: interrupted by SIGTERM"
 }
 
-@test "SIGINT, SIGHUP and SIGQUIT during an attempt reach the child likewise" {
+@test "SIGINT, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1 and SIGUSR2 during an attempt reach the child likewise" {
 	local sig
-	for sig in INT HUP QUIT; do
+	for sig in INT HUP QUIT ALRM USR1 USR2; do
 		rm -f got got.ready
 		start_retry -b 1ms p-catch got
 		wait_for_text got.ready '^[0-9]+$'
@@ -336,6 +336,19 @@ retry: attempt 2/2 killed by SIGTERM; giving up: no attempts left"
 	bg=$!
 	wait_for_text err 'next in'
 	kill -HUP "$(cat how.pid)"
+	finish
+	[ "$rc" -eq 1 ]
+	expect_file how "exit 1"
+	[ "$(attempts st)" -eq 2 ]
+}
+
+@test "a signal that retry was started blocking stays blocked: it neither interrupts nor reaches the attempt" {
+	rm -f how how.pid
+	p-how how env --default-signal --block-signal=USR1 \
+	    "$RETRY" -n 2 -j none -b 0.3s flaky st 5 2>err 3>&- &
+	bg=$!
+	wait_for_text err 'next in'
+	kill -USR1 "$(cat how.pid)"
 	finish
 	[ "$rc" -eq 1 ]
 	expect_file how "exit 1"
