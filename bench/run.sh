@@ -147,7 +147,7 @@ machine() {
 	printf '| PATH for all commands | %s |\n' "$PATH"
 }
 
-# --- variants of retry: static, and without libm ---------------------------
+# --- a variant of retry: static --------------------------------------------
 say "building the variants of retry in $work/src"
 mkdir "$work/src"
 cp "$top"/Makefile "$top"/*.c "$top"/*.h "$work/src/"
@@ -158,19 +158,6 @@ if make -s -C "$work/src" retry CFLAGS=-O2 LDFLAGS=-static \
 	static=$work/retry-static
 else
 	note "the static build failed (make retry CFLAGS=-O2 LDFLAGS=-static: $(tail -n 1 "$work/static.log")): its row is skipped."
-fi
-nolibm=
-if ldd "$retry" 2>/dev/null | grep -q 'libm\.so'; then
-	${CC:-cc} -c -o "$work/nolibm.o" "$bench/nolibm.c"
-	if make -s -C "$work/src" retry CFLAGS='-O2 -g' \
-	    LDFLAGS="$work/nolibm.o -Wl,--as-needed" >"$work/nolibm.log" 2>&1 &&
-	    ! ldd "$work/src/retry" | grep -q 'libm\.so' &&
-	    "$work/src/retry" -n1 -- true; then
-		mv "$work/src/retry" "$work/retry-nolibm"
-		nolibm=$work/retry-nolibm
-	else
-		note "retry could not be linked without libm ($(tail -n 1 "$work/nolibm.log")): that row is skipped."
-	fi
 fi
 
 # --- 1. overhead ----------------------------------------------------------
@@ -192,14 +179,9 @@ if [ -n "$static" ]; then
 	names="$names|retry, static build"
 	set -- "$@" :: "$static" -n1 -- true
 fi
-if [ -n "$nolibm" ]; then
-	names="$names|retry without libm (experiment)"
-	set -- "$@" :: "$nolibm" -n1 -- true
-fi
 "$bench/spawn" -r "$rounds" -w 5 "$@" >"$work/overhead.txt"
 alt=
 [ -z "$static" ] || alt=$(echo "$names" | awk -F'|' '{ print NF - 1 }')
-[ -z "$static" ] || [ -z "$nolibm" ] || alt=$((alt - 1))
 overhead_table=$(stats "$bench/overhead.awk" -v names="$names" -v ret=0 \
     -v bare="$bare" -v alt="$alt" -v sum="$sum" "$work/overhead.txt")
 idx() {
@@ -209,7 +191,6 @@ idx() {
 i_timeout=$(idx '^timeout')
 i_deb=$(idx "^Debian")
 i_static=$(idx 'static')
-i_nolibm=$(idx 'libm')
 
 # --- the profile of start-up (full mode, with the tools that are here) ------
 profile=$work/profile.md
@@ -219,7 +200,6 @@ wrappers() {
 	[ -z "$timeout_cmd" ] || printf '%s\n' "timeout|timeout 60 true"
 	[ -z "$deb_retry" ] || printf '%s\n' "Debian's retry|$deb_retry -t 1 -- true"
 	[ -z "$static" ] || printf '%s\n' "retry, static|$static -n1 -- true"
-	[ -z "$nolibm" ] || printf '%s\n' "retry without libm|$nolibm -n1 -- true"
 }
 if [ "$mode" = full ]; then
 	say "profiling the start-up"
@@ -472,17 +452,12 @@ findings() {
 	[ -z "$i_timeout" ] || printf ', timeout %s×' "$(get bare "$i_timeout")"
 	[ -z "$i_deb" ] || printf ", Debian's retry %s×" "$(get bare "$i_deb")"
 	[ -z "$i_static" ] || printf ', retry static %s×' "$(get bare "$i_static")"
-	[ -z "$i_nolibm" ] || printf ', retry without libm %s×' \
-	    "$(get bare "$i_nolibm")"
 	printf '; the floor of two process starts is about 2×.'
 	[ -z "$i_static" ] || printf '  The static build runs in %s of the time of the dynamic one (paired median), with %s page faults instead of %s (wrapper and child); static retry ÷ Debian'"'"'s retry = %s, ÷ timeout = %s.' \
 	    "$(awk -v r="$(get ratio "$i_static")" 'BEGIN { printf "%.0f%%", 100 / r }')" \
 	    "$(get faults "$i_static")" "$(get faults 0)" \
 	    "$([ -n "$i_deb" ] && get alt "$i_deb" || echo –)" \
 	    "$([ -n "$i_timeout" ] && get alt "$i_timeout" || echo –)"
-	[ -z "$i_nolibm" ] || printf '  Not loading libm alone saves %s (retry ÷ retry without libm = %s).' \
-	    "$(awk -v r="$(get ratio "$i_nolibm")" 'BEGIN { printf "%.0f%%", 100 - 100 / r }')" \
-	    "$(get ratio "$i_nolibm")"
 	echo
 }
 
@@ -535,16 +510,12 @@ round, timed by \`bench/spawn\` from before \`fork\` to after \`wait4\`
 ratio is taken within each round and the median of the ratios is
 reported, with a distribution-free 95% confidence interval.
 
-    bench/spawn -r $rounds -w 5 ./retry -n1 -- true :: timeout 60 true :: /usr/bin/retry -t 1 -- true :: true$([ -n "$static" ] && echo ' :: retry-static -n1 -- true')$([ -n "$nolibm" ] && echo ' :: retry-nolibm -n1 -- true')
+    bench/spawn -r $rounds -w 5 ./retry -n1 -- true :: timeout 60 true :: /usr/bin/retry -t 1 -- true :: true$([ -n "$static" ] && echo ' :: retry-static -n1 -- true')
 
 $overhead_table
 
 - *retry, static build*: the same sources built with
   $(b make retry CFLAGS=-O2 LDFLAGS=-static) in a copy of the tree.
-- *retry without libm*: an experiment, not a build to ship: the same
-  sources linked with $(b bench/nolibm.c) (stand-ins for \`pow\` and
-  \`log\`, which \`-- true\` never calls) and \`-Wl,--as-needed\`, so that
-  libm is not loaded; it shows what loading libm costs.
 - Peak RSS and page faults here are those of the wrapper *and* its child
   (\`wait4\`'s rusage); see 4 for the wrapper alone.
 
