@@ -46,7 +46,7 @@ check: check-build check-static check-valgrind check-sanitize
 deps:
 	apt-get update
 	apt-get install -y clang libclang-rt-14-dev valgrind cppcheck \
-		clang-tidy mandoc zsh fish bash-completion python3
+		clang-tidy shellcheck mandoc zsh fish bash-completion python3
 
 # Warning-free with gcc and clang, C99 and C11, -O0 and -O2.
 check-build:
@@ -66,6 +66,10 @@ TIDYCHECKS = -*,bugprone-*,cert-*,clang-analyzer-*,misc-*,performance-*
 # once with ferror() and fclose() where it is built up (report.c, stdout).
 TIDYOFF = -bugprone-easily-swappable-parameters,-cert-err33-c
 TIDYOFF2 = -misc-unused-parameters
+# The project's own shell scripts (the completions are checked by the suite).
+SCRIPTS = .ci/run tests/run-bats tests/valgrind.sh bench/run.sh \
+	tests/helpers/flaky tests/helpers/p-catch tests/helpers/cb-lock \
+	tests/helpers/cb-probe
 check-static:
 	cppcheck --enable=warning,style,performance,portability --std=c99 \
 		--suppress=variableScope --suppress=redundantContinue \
@@ -74,6 +78,7 @@ check-static:
 	clang-tidy --quiet --warnings-as-errors='*' \
 		-checks='$(TIDYCHECKS),portability-*,$(TIDYOFF),$(TIDYOFF2)' \
 		$(SRCS) tests/ptyrun.c -- -std=c99 $(RETRY_CPPFLAGS)
+	shellcheck -S warning $(SCRIPTS)
 
 check-valgrind: retry
 	sh tests/valgrind.sh
