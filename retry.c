@@ -1389,9 +1389,7 @@ take_hint(const struct policy *p, struct run *r, char *note, size_t size)
 	else
 		why = parse_hint(text, clock_ns(CLOCK_REALTIME), &delay);
 	if (why != NULL) {
-		/* An empty file is the usual case: -v does not repeat it. */
-		if (strcmp(why, "empty") != 0)
-			detail("Retry-After hint not used: %s", why);
+		detail("Retry-After hint not used: %s", why);
 		return 0;
 	}
 	fmt_duration(hint, sizeof(hint), delay);

@@ -451,16 +451,16 @@ in_band() {
 	done
 }
 
-# retry.1 chose this against the issue's "-v says why" for empty hints.
-@test "an empty hint file, or white space only, passes without a word even with -v" {
+@test "an empty hint file, or white space only, is no hint, and -v says so" {
 	for hint in '' ' \n\t'; do
 		run -1 --separate-stderr "$RETRY" -v -n 2 -b 10ms -j none sh -c '
 			[ "$RETRY_ATTEMPT" = 1 ] && printf "$1" >"$RETRY_AFTER_FILE"
 			exit 1' sh "$hint"
 		printf '%s\n' "$stderr"
-		[ "${#stderr_lines[@]}" -eq 5 ]
-		[ "${stderr_lines[1]}" = "retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
-		[ "${stderr_lines[2]}" = "retry: drew 0.01s from [0.01s, 0.01s]: none jitter, step 0.01s" ]
+		[ "${#stderr_lines[@]}" -eq 6 ]
+		[ "${stderr_lines[1]}" = "retry: Retry-After hint not used: empty" ]
+		[ "${stderr_lines[2]}" = "retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
+		[ "${stderr_lines[3]}" = "retry: drew 0.01s from [0.01s, 0.01s]: none jitter, step 0.01s" ]
 	done
 }
 
