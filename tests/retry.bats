@@ -296,7 +296,7 @@ retry: attempt 2/2 killed by SIGUSR1; giving up: no attempts left"
 @test "retry writes nothing to stdout" {
 	run -1 --separate-stderr "$RETRY" -v -n 2 -b 1ms false
 	[ "$output" = "" ]
-	[ "${#stderr_lines[@]}" -eq 5 ]
+	[ "${#stderr_lines[@]}" -eq 6 ]
 	run -127 --separate-stderr "$RETRY" -v p-no-such-command
 	[ "$output" = "" ]
 	run -0 --separate-stderr "$RETRY" -v true
