@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -126,6 +127,10 @@ static const int changed[] = {
 #define NCHANGED	(int)(sizeof(changed) / sizeof(changed[0]))
 static struct sigaction	 original_action[NCHANGED];
 static sigset_t		 original_mask, wait_mask;
+static sigset_t		 changed_set;	/* of those, the ones retry changed */
+static int		 chld_ignored;	/* SIGCHLD was ignored at the start */
+
+extern char **environ;
 
 int
 main(int argc, char *argv[])
@@ -628,15 +633,19 @@ catch_signals(void)
 	sigemptyset(&sa.sa_mask);
 	ign = sa;
 	ign.sa_handler = SIG_IGN;
+	sigemptyset(&changed_set);
 	for (i = 0; i < NCHANGED; i++) {
 		if (sigaction(changed[i], NULL, &original_action[i]) == -1)
 			fatal("sigaction");
-		if (original_action[i].sa_handler == SIG_IGN &&
-		    changed[i] != SIGCHLD)
-			continue;
+		if (original_action[i].sa_handler == SIG_IGN) {
+			if (changed[i] != SIGCHLD)
+				continue;
+			chld_ignored = 1;
+		}
 		if (sigaction(changed[i], changed[i] == SIGPIPE ? &ign : &sa,
 		    NULL) == -1)
 			fatal("sigaction");
+		sigaddset(&changed_set, changed[i]);
 	}
 }
 
@@ -803,15 +812,60 @@ fail:
 	_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
 }
 
+/* posix_spawn() and its helpers return the error instead of setting errno. */
+static void
+spawn_check(int e, const char *what)
+{
+	if (e != 0) {
+		errno = e;
+		fatal("%s", what);
+	}
+}
+
 /*
- * Starts the command in a process group of its own, in the foreground of
- * the terminal when retry is there.  Returns 0, with the reason recorded,
- * when the command could not be executed.
+ * Like exec_child(), with posix_spawnp(): a process group of its own,
+ * retry's original signal state, the stdio that relay chose.  Returns 0
+ * or the error that kept the command from running.
  */
 static int
-start_child(char **argv, struct run *r)
+spawn_child(char **argv, struct run *r)
 {
-	int fds[2], e, status, fg = in_foreground();
+	posix_spawnattr_t sa;
+	posix_spawn_file_actions_t fa;
+	int e, i;
+
+	spawn_check(posix_spawnattr_init(&sa), "posix_spawnattr_init");
+	spawn_check(posix_spawnattr_setflags(&sa, POSIX_SPAWN_SETPGROUP |
+	    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK),
+	    "posix_spawnattr_setflags");
+	spawn_check(posix_spawnattr_setpgroup(&sa, 0),
+	    "posix_spawnattr_setpgroup");
+	/* What retry caught or ignored goes back to the default it was. */
+	spawn_check(posix_spawnattr_setsigdefault(&sa, &changed_set),
+	    "posix_spawnattr_setsigdefault");
+	spawn_check(posix_spawnattr_setsigmask(&sa, &original_mask),
+	    "posix_spawnattr_setsigmask");
+	spawn_check(posix_spawn_file_actions_init(&fa),
+	    "posix_spawn_file_actions_init");
+	for (i = 0; i < 3; i++)
+		if (io.child_fd[i] != -1)
+			spawn_check(posix_spawn_file_actions_adddup2(&fa,
+			    io.child_fd[i], i), "posix_spawn_file_actions_adddup2");
+	e = posix_spawnp(&r->child, argv[0], &fa, &sa, argv, environ);
+	spawn_check(posix_spawn_file_actions_destroy(&fa),
+	    "posix_spawn_file_actions_destroy");
+	spawn_check(posix_spawnattr_destroy(&sa), "posix_spawnattr_destroy");
+	return e;
+}
+
+/*
+ * With fork() and exec_child(), which can also hand the terminal over.
+ * Returns 0 or the error that kept the command from running.
+ */
+static int
+fork_child(char **argv, struct run *r, int fg)
+{
+	int fds[2], e, status;
 	ssize_t n;
 
 	if (pipe(fds) == -1)
@@ -819,8 +873,6 @@ start_child(char **argv, struct run *r)
 	if (fcntl(fds[0], F_SETFD, FD_CLOEXEC) == -1 ||
 	    fcntl(fds[1], F_SETFD, FD_CLOEXEC) == -1)
 		fatal("fcntl");
-	if (relay_prepare(&io) == -1)
-		fatal("%s", io.failed);
 	if (fflush(NULL) == EOF)
 		fatal("fflush");
 	if ((r->child = fork()) == -1)
@@ -829,7 +881,7 @@ start_child(char **argv, struct run *r)
 		exec_child(argv, fds[1], fg);
 	if (fg)
 		tty_lent = r->child;
-	if (close(fds[1]) == -1 || relay_forked(&io) == -1)
+	if (close(fds[1]) == -1)
 		fatal("close");
 	/*
 	 * End of file: exec closed the pipe, the command runs.  Only the
@@ -844,11 +896,37 @@ start_child(char **argv, struct run *r)
 	if (close(fds[0]) == -1)
 		fatal("close");
 	if (n == 0)
-		return 1;
+		return 0;
 	if (waitpid(r->child, &status, 0) == -1)
 		fatal("waitpid");
-	r->exec_errno = n == (ssize_t)sizeof(e) ? e : EIO;
-	r->status = r->exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+	return n == (ssize_t)sizeof(e) ? e : EIO;
+}
+
+/*
+ * Starts the command in a process group of its own, in the foreground of
+ * the terminal when retry is there.  Returns 0, with the reason recorded,
+ * when the command could not be executed.
+ *
+ * posix_spawnp() starts a command in about a third less time than fork(),
+ * which copies retry's page tables for nothing.  It cannot hand over the
+ * terminal or give back an ignored SIGCHLD, and unlike execvp() it does not
+ * run a file without "#!" through sh: those go through fork().
+ */
+static int
+start_child(char **argv, struct run *r)
+{
+	int e, fg = in_foreground();
+
+	if (relay_prepare(&io) == -1)
+		fatal("%s", io.failed);
+	if (fg || chld_ignored || (e = spawn_child(argv, r)) == ENOEXEC)
+		e = fork_child(argv, r, fg);
+	if (relay_forked(&io) == -1)
+		fatal("close");
+	if (e == 0)
+		return 1;
+	r->exec_errno = e;
+	r->status = e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 	return 0;
 }
 
