@@ -94,6 +94,7 @@ static int	 retryable(const struct policy *, const struct run *);
 static void	 fatal(const char *, ...) NORETURN;
 static void	 usage_error(const char *, ...) NORETURN;
 static void	 die_by_signal(int) NORETURN;
+static void	 hold_closed_stdio(void);
 static void	 exec_child(char **, int, int) NORETURN;
 
 static int	 verbosity = NORMAL;
@@ -138,6 +139,7 @@ main(int argc, char *argv[])
 	struct policy p;
 	struct run r;
 
+	hold_closed_stdio();
 	read_command_line(argc, argv, &p);
 	if (p.circuit_command != CIRCUIT_RUN)
 		return circuit_command(&p);
@@ -150,6 +152,27 @@ main(int argc, char *argv[])
 		continue;
 	report_end(&p, &r);
 	exit_as_run_ended(&r);
+}
+
+/*
+ * A stdin, stdout or stderr that the caller closed is held by /dev/null
+ * opened the other way round, so that nothing retry opens later takes its
+ * number (its messages would go there): reads and writes still fail with
+ * EBADF, but for stdin, where a closed one counts as empty.  Being
+ * close-on-exec, they are closed again in every attempt.
+ */
+static void
+hold_closed_stdio(void)
+{
+	int fd;
+
+	for (fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+			continue;
+		/* The lowest free number: fd itself. */
+		if (open("/dev/null", O_RDONLY | O_CLOEXEC) == -1)
+			fatal("/dev/null");
+	}
 }
 
 /* Writes one line "retry: ..." to stderr in a single write(2). */

@@ -62,6 +62,60 @@ stubborn='trap "" TERM; echo started >>"$0"; while :; do sleep 0.01; done'
 	[ $(( 0x$mask & (1 << 12) )) -eq 0 ]
 }
 
+# run_closed FD ARGS...: retry ARGS with descriptor FD closed, stdin a
+# pipe from the file "in", stdout to "out", stderr to "err"; sets $rc.
+run_closed() {
+	local fd=$1
+	shift
+	rc=0
+	case $fd in
+	0) "$RETRY" "$@" >out 2>err <&- 3>&- || rc=$? ;;
+	1) cat in | "$RETRY" "$@" 2>err >&- 3>&- || rc=$? ;;
+	2) cat in | "$RETRY" "$@" >out 2>&- 3>&- || rc=$? ;;
+	esac
+}
+
+@test "retry started with stdin, stdout or stderr closed runs as usual; attempts find it closed" {
+	# retry's own files took the free number: with stderr closed, its
+	# messages went into them and the run ended in status 125.
+	local fd
+	cd "$BATS_TEST_TMPDIR"
+	echo data >in
+	for fd in 0 1 2; do
+		rm -f fds err
+		# Builtins only: the shell's own redirections would take the
+		# closed number while they list.
+		run_closed "$fd" -n 2 -b 1ms -j none sh -c 'exec 9>>fds
+			for f in 0 1 2 3; do
+				if [ -e /proc/$$/fd/$f ]; then echo $f >&9; fi
+			done
+			echo end >&9; exit 3'
+		[ "$rc" -eq 3 ]
+		[ "$(grep -cx end fds)" -eq 2 ]
+		[ "$(grep -cx 3 fds)" -eq 0 ]	# nothing of retry's leaks
+		[ "$(grep -cx "$fd" fds)" -eq 0 ]
+		[ "$(grep -cx $(( (fd + 1) % 3 )) fds)" -eq 2 ]
+		if [ "$fd" != 2 ]; then
+			[ "$(cat err)" = "retry: attempt 1/2 failed with exit 3; next in 0.001s
+retry: attempt 2/2 failed with exit 3; giving up: no attempts left" ]
+		fi
+		# With files of its own: a replay copy and held output (this
+		# ended in 125), then a report (the messages went into it).
+		run_closed "$fd" -n 2 -b 1ms -j none -I -O \
+		    sh -c 'cat; echo "[$RETRY_ATTEMPT]"; exit 3'
+		[ "$rc" -eq 3 ]
+		case $fd in
+		0) [ "$(cat out)" = "[2]" ] ;;
+		2) [ "$(cat out)" = "$(printf 'data\n[2]')" ] ;;
+		esac
+		[ "$fd" = 2 ] || [ "$(tail -n 1 err)" = "retry: attempt 2/2 failed with exit 3; giving up: no attempts left" ]
+		run_closed "$fd" -n 2 -b 1ms --report r.json sh -c 'exit 3'
+		[ "$rc" -eq 3 ]
+		[ "$(head -n 1 r.json)" = "{" ]
+		grep -q '"outcome": "attempts_exhausted"' r.json
+	done
+}
+
 @test "retry writing to a broken stderr keeps its exit status semantics" {
 	run bash -c '"$0" -b 1ms -n 3 false 2> >(exec 0<&-; true); echo "status=$?"' "$RETRY"
 	[[ $output == *"status=1"* ]]
