@@ -5,6 +5,7 @@
  * fclose(), where the object is complete.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +103,9 @@ report_open(struct report *rep, const char *path)
 		rep->temp[0] = '\0';
 		return -1;
 	}
-	if ((rep->out = fdopen(fd, "w")) == NULL)
+	/* The attempts must not inherit it. */
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) == -1 ||
+	    (rep->out = fdopen(fd, "w")) == NULL)
 		return -1;
 	return 0;
 }

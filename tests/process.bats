@@ -425,11 +425,19 @@ retry: attempt 2/5 failed with exit 1; next in 0.002s"
 	# the same one in both runs if, and only if, nothing else leaked.
 	want=$(sh -c 'ls /proc/self/fd' 5</dev/null | sort -n | tr '\n' ' ')
 	[[ " $want" == *" 0 1 2 "* && $want == *" 5 "* ]]
-	"$RETRY" -n 2 -j none -b 1ms \
-	    sh -c 'ls /proc/self/fd >fds.$RETRY_ATTEMPT; exit 1' 5</dev/null 2>/dev/null ||
-	    [ $? -eq 1 ]
-	[ "$(sort -n fds.1 | tr '\n' ' ')" = "$want" ]
-	[ "$(sort -n fds.2 | tr '\n' ' ')" = "$want" ]
+	# Also with each option that makes retry open files of its own.
+	local opts
+	for opts in '' '--report r.json' '-I -O --on-output x --stop-on-output y' \
+	    '--circuit leak --budget 5/1m'; do
+		rm -f fds.*
+		# shellcheck disable=SC2086
+		echo in | RETRY_STATE_DIR=$PWD/state "$RETRY" $opts -n 2 -j none -b 1ms \
+		    sh -c 'ls /proc/self/fd >fds.$RETRY_ATTEMPT; exit 1' 5</dev/null 2>/dev/null ||
+		    [ $? -eq 1 ]
+		echo "options: $opts"
+		[ "$(sort -n fds.1 | tr '\n' ' ')" = "$want" ]
+		[ "$(sort -n fds.2 | tr '\n' ' ')" = "$want" ]
+	done
 }
 
 @test "retry reaps each attempt: no zombie while it sleeps" {
