@@ -179,6 +179,7 @@ hold_closed_stdio(void)
 static void
 vmessage(const char *fmt, va_list ap, const char *suffix)
 {
+	struct sigaction ign, old;
 	char line[MSGMAX];
 	size_t len, done = 0;
 	ssize_t n;
@@ -199,7 +200,16 @@ vmessage(const char *fmt, va_list ap, const char *suffix)
 	if (len > sizeof(line) - 2)
 		len = sizeof(line) - 2;
 	line[len++] = '\n';
-	while (done < len) {
+	/*
+	 * A reader of stderr that has gone must not kill retry, not even
+	 * before catch_signals() ignores SIGPIPE for good: EPIPE is enough.
+	 */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	if (sigaction(SIGPIPE, &ign, &old) == -1)
+		stderr_broken = 1;	/* cannot happen: a valid signal */
+	while (!stderr_broken && done < len) {
 		n = write(STDERR_FILENO, line + done, len - done);
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -210,6 +220,8 @@ vmessage(const char *fmt, va_list ap, const char *suffix)
 		}
 		done += (size_t)n;
 	}
+	if (sigaction(SIGPIPE, &old, NULL) == -1)
+		stderr_broken = 1;
 	errno = saved;
 }
 

@@ -116,6 +116,19 @@ retry: attempt 2/2 failed with exit 3; giving up: no attempts left" ]
 	done
 }
 
+@test "a usage error to a stderr whose reader has gone still exits 125, not by SIGPIPE" {
+	local args
+	cd "$BATS_TEST_TMPDIR"
+	for args in '--bogus true' '--report nodir/r.json true' '-n x true'; do
+		# The reader is gone before retry starts.
+		{ sleep 0.1; rc=0
+		  # shellcheck disable=SC2086
+		  env --default-signal=PIPE "$RETRY" $args || rc=$?
+		  echo "$rc" >>status; } 2>&1 | true
+	done
+	[ "$(cat status)" = "$(printf '125\n125\n125')" ]
+}
+
 @test "retry writing to a broken stderr keeps its exit status semantics" {
 	run bash -c '"$0" -b 1ms -n 3 false 2> >(exec 0<&-; true); echo "status=$?"' "$RETRY"
 	[[ $output == *"status=1"* ]]
