@@ -187,6 +187,7 @@ relay_init(struct relay *r, int replay, int hold, const regex_t *on,
 	r->on_hit = r->stop_hit = 0;
 	r->rewind = r->replay = r->source_eof = 0;
 	r->copy = r->to_child = r->held = -1;
+	r->released = 0;
 	r->copied = r->fed = 0;
 	pump_reset(&r->out, -1, -1);
 	pump_reset(&r->err, -1, -1);
@@ -232,6 +233,7 @@ relay_prepare(struct relay *r)
 		if (close(r->held) == -1 || (r->held = scratch_file()) == -1)
 			return fail(r, "temporary file");
 		r->child_fd[1] = r->held;
+		r->released = 0;
 	} else if (matching &&
 	    open_pump(&r->out, STDOUT_FILENO, &r->child_fd[1]) == -1)
 		return fail(r, "pipe");
@@ -446,8 +448,11 @@ relay_release(struct relay *r, int fd)
 {
 	int from;
 
-	if (r->held == -1)
+	/* Once only: output sent to stderr before a delay that the run did
+	 * not survive must not reach stdout as well. */
+	if (r->held == -1 || r->released)
 		return 0;
+	r->released = 1;
 	if (lseek(r->held, 0, SEEK_SET) == -1 ||
 	    (from = fcntl(r->held, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) == -1)
 		return fail(r, "temporary file");

@@ -39,6 +39,7 @@ struct relay {
 	off_t		 copied, fed;
 
 	int		 held;		/* --buffer-stdout: the file, or -1 */
+	int		 released;	/* the held output has gone out */
 	struct pump	 out, err;
 	int		 child_fd[3];	/* the attempt's stdio; -1: retry's own */
 

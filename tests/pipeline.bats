@@ -262,6 +262,28 @@ retry: attempt 1/5 failed with exit 2; next in 0.010s
 retry: attempt 2/5 failed with exit 3; giving up: status 3 is not retryable"
 }
 
+@test "--buffer-stdout: output sent to stderr before a delay does not reach stdout as well when the run ends there" {
+	# A signal during the delay.
+	"$RETRY" -O -b 10s -j none -n 3 sh -c 'echo "out-$RETRY_ATTEMPT"; exit 1' \
+	    >out 2>err 3>&- &
+	echo $! >bg.pid
+	wait_for_text err 'next in 10.000s'
+	kill -TERM "$(cat bg.pid)"
+	rc=0
+	wait "$(cat bg.pid)" || rc=$?
+	[ "$rc" -eq 143 ]
+	[ "$(cat out)" = "" ]
+	[ "$(grep -c '^out-' err)" -eq 1 ]
+	# A circuit that opens for longer than the deadline allows.
+	rc=0
+	RETRY_STATE_DIR=$PWD/state "$RETRY" -O --circuit dup --trip 1 --cool 10s \
+	    -d 5s -b 10ms -j none sh -c 'echo "out-$RETRY_ATTEMPT"; exit 1' \
+	    >out 2>err || rc=$?
+	[ "$rc" -eq 75 ]
+	[ "$(cat out)" = "" ]
+	[ "$(grep -c '^out-' err)" -eq 1 ]
+}
+
 @test "--buffer-stdout: an attempt that the deadline makes the last has its output on stdout" {
 	run -3 --separate-stderr "$RETRY" -O -d 2s -b 10ms sh -c \
 	    'echo "out $RETRY_ATTEMPT"; echo 10 >"$RETRY_AFTER_FILE"; exit 3'
