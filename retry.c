@@ -1474,11 +1474,14 @@ clean_up(void)
 /*
  * A delay that the attempt wrote to RETRY_AFTER_FILE replaces the backoff
  * in r->delay, with up to 10 % more so that clients told the same second
- * do not return together, and at most the cap.  Returns 1 if so; *note
- * gets what the message should add.
+ * do not return together, and at most the cap; but a hint that passes the
+ * deadline (room from now) stays whole, so that the run ends as it would
+ * for a backoff that long.  Returns 1 if so; *note gets what the message
+ * should add.
  */
 static int
-take_hint(const struct policy *p, struct run *r, char *note, size_t size)
+take_hint(const struct policy *p, struct run *r, int64_t room, char *note,
+    size_t size)
 {
 	char text[128], hint[32], cap[32];
 	const char *why;
@@ -1507,7 +1510,7 @@ take_hint(const struct policy *p, struct run *r, char *note, size_t size)
 	}
 	fmt_duration(hint, sizeof(hint), delay);
 	delay += (int64_t)(rng_uniform(&r->aside) * 0.1 * (double)delay);
-	if (delay > p->cap) {
+	if (delay > p->cap && delay < room) {
 		(void)snprintf(note, size, " (Retry-After %s, cut to the cap %s)",
 		    hint, fmt_duration(cap, sizeof(cap), p->cap));
 		delay = p->cap;
@@ -1576,7 +1579,7 @@ sleep_before_retry(const struct policy *p, struct run *r)
 
 	now = monotonic_now();
 	r->delay = backoff_next(&r->backoff, &r->rng, &st);
-	r->from_hint = take_hint(p, r, hint, sizeof(hint));
+	r->from_hint = take_hint(p, r, r->deadline - now, hint, sizeof(hint));
 	if (r->delay >= r->deadline - now) {
 		r->why = DEADLINE;
 		return 0;

@@ -440,9 +440,9 @@ in_band() {
 }
 
 @test "a hint beyond the cap is cut to the cap, and the message says so" {
-	hinted 2m -b 100ms -c 300ms -d 10s	# the cap, not the deadline
+	hinted 5s -b 100ms -c 300ms -d 10s	# the cap; the deadline is further
 	[ "$ms" -eq 300 ]
-	[ "$note" = " (Retry-After 120s, cut to the cap 0.3s)" ]
+	[ "$note" = " (Retry-After 5s, cut to the cap 0.3s)" ]
 	in_band "$took" 300 3300
 }
 
@@ -454,6 +454,12 @@ in_band() {
 	[ "$(cat count)" = 1 ]
 	[[ $stderr =~ ^retry:\ attempt\ 1/5\ failed\ with\ exit\ 3\;\ giving\ up:\ a\ delay\ of\ 1[01]\.[0-9]{3}s\ would\ pass\ the\ deadline$ ]]
 	in_band "$took" 0 4000	# neither the hint nor the deadline waited for
+	# Also when the cap is shorter: the server will not take it sooner.
+	rm -f count
+	run -3 --separate-stderr "$RETRY" -d 5s -b 10ms -c 50ms sh -c \
+	    'echo "$RETRY_ATTEMPT" >>count; echo 10 >"$RETRY_AFTER_FILE"; exit 3'
+	[ "$(cat count)" = 1 ]
+	[[ $stderr =~ ^retry:\ attempt\ 1/5\ failed\ with\ exit\ 3\;\ giving\ up:\ a\ delay\ of\ 1[01]\.[0-9]{3}s\ would\ pass\ the\ deadline$ ]]
 }
 
 @test "zero, negative, passed, unusable and too long hints give the backoff; -v says why" {
