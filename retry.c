@@ -771,10 +771,28 @@ set_foreground(pid_t pgid)
 	return ret;
 }
 
+/*
+ * While the attempt holds the terminal, what retry relays to it (output
+ * conditions) is the attempt's output: with "stty tostop", writing it from
+ * outside the foreground group would stop retry with SIGTTOU.  Blocked,
+ * SIGTTOU lets the write through.
+ */
+static void
+note_lent(pid_t pgid)
+{
+	sigset_t ttou;
+
+	tty_lent = pgid;
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	if (sigprocmask(SIG_BLOCK, &ttou, NULL) == -1)
+		fatal("sigprocmask");
+}
+
 static void
 lend_terminal(pid_t pgid)
 {
-	tty_lent = pgid;
+	note_lent(pgid);
 	if (set_foreground(pgid) == -1)
 		warning("cannot give the terminal to the command");
 }
@@ -783,11 +801,18 @@ lend_terminal(pid_t pgid)
 static void
 take_terminal_back(void)
 {
+	sigset_t ttou;
+
 	if (tty_lent == 0)
 		return;
 	tty_lent = 0;
 	if (set_foreground(getpgrp()) == -1)
 		warning("cannot take the terminal back");
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	if (!sigismember(&original_mask, SIGTTOU) &&
+	    sigprocmask(SIG_UNBLOCK, &ttou, NULL) == -1)
+		fatal("sigprocmask");
 }
 
 static void
@@ -915,7 +940,7 @@ fork_child(char **argv, struct run *r, int fg)
 	if (r->child == 0)
 		exec_child(argv, fds[1], fg);
 	if (fg)
-		tty_lent = r->child;
+		note_lent(r->child);
 	if (close(fds[1]) == -1)
 		fatal("close");
 	/*

@@ -48,6 +48,17 @@ PTYRUN=$BATS_TEST_DIRNAME/ptyrun
 	[ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[3]}" ]
 }
 
+@test "with stty tostop, output that retry relays for the attempt holding the terminal does not stop retry" {
+	# retry is outside the foreground group while the attempt has it: its
+	# writes to the terminal raised SIGTTOU, and the run hung stopped.
+	run --separate-stderr "$PTYRUN" -t 5000 -- sh -c 'stty tostop
+		"$0" -n 1 --on-output zzz --stop-on-output yyy sh -c "echo from-the-attempt"
+		echo "status $?"' "$RETRY"
+	[ "$status" -eq 0 ]
+	[[ $output == *"from-the-attempt"* ]]
+	[[ $output == *"status 0"* ]]
+}
+
 @test "retry in the background does not take the terminal" {
 	run --separate-stderr "$PTYRUN" -b -- "$RETRY" -n1 \
 	    sh -c 'echo "pgid=$(ps -o pgid= -p $$) tpgid=$(ps -o tpgid= -p $$)"'
