@@ -111,11 +111,14 @@ static size_t	 entropy_left;
 
 /*
  * Signals forwarded to the attempt; a handler only marks them caught.
- * Beyond the usual four, those that kill by default and that people send
- * with kill(1): retry must not die of them before it has cleaned up.
+ * Beyond the usual four, all others that end a process by default, but
+ * for those that report a fault of retry's own (SIGSEGV, SIGBUS, SIGFPE,
+ * SIGILL, SIGTRAP, SIGSYS, SIGABRT) and the real-time ones: retry must not
+ * die of them before it has cleaned up.
  */
 static const int forwarded[] = {
-	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2
+	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2,
+	SIGPROF, SIGVTALRM, SIGXCPU, SIGXFSZ, SIGPOLL
 };
 #define NFORWARDED	(int)(sizeof(forwarded) / sizeof(forwarded[0]))
 static volatile sig_atomic_t caught[NFORWARDED];
@@ -123,7 +126,7 @@ static volatile sig_atomic_t caught[NFORWARDED];
 /* Dispositions and mask retry started with, restored in every child. */
 static const int changed[] = {
 	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2,
-	SIGCHLD, SIGPIPE
+	SIGPROF, SIGVTALRM, SIGXCPU, SIGXFSZ, SIGPOLL, SIGCHLD, SIGPIPE
 };
 #define NCHANGED	(int)(sizeof(changed) / sizeof(changed[0]))
 static struct sigaction	 original_action[NCHANGED];

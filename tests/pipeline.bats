@@ -353,7 +353,7 @@ $one" ]
 
 @test "RETRY_AFTER_FILE and its directory are gone after a signal during a delay; a usage error makes none" {
 	local sig
-	for sig in TERM HUP ALRM USR1 USR2; do
+	for sig in TERM HUP ALRM USR1 USR2 PROF VTALRM XCPU XFSZ IO; do
 		env --default-signal "$RETRY" -b 20s -j none \
 		    sh -c 'echo "$RETRY_AFTER_FILE" >path; exit 1' 2>err 3>&- &
 		echo $! >bg.pid

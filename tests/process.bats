@@ -234,9 +234,9 @@ retry: attempt 2/2 timed out after 0.1s; giving up: no attempts left"
 retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIGTERM"
 }
 
-@test "SIGINT, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1 and SIGUSR2 during a delay end retry at once, by that signal" {
+@test "SIGINT, SIGHUP, SIGQUIT and the other forwarded signals during a delay end retry at once, by that signal" {
 	local sig t0
-	for sig in INT HUP QUIT ALRM USR1 USR2; do
+	for sig in INT HUP QUIT ALRM USR1 USR2 PROF VTALRM XCPU XFSZ IO; do
 		rm -f st
 		start_retry -j none -b 10s flaky st 5
 		wait_for_text err 'next in'
@@ -268,9 +268,9 @@ retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIG$sig"
 	expect_file err "retry: attempt 1/5 failed with exit 3; giving up: interrupted by SIGTERM"
 }
 
-@test "SIGINT, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1 and SIGUSR2 during an attempt reach the child likewise" {
+@test "SIGINT, SIGHUP, SIGQUIT and the other forwarded signals during an attempt reach the child likewise" {
 	local sig
-	for sig in INT HUP QUIT ALRM USR1 USR2; do
+	for sig in INT HUP QUIT ALRM USR1 USR2 PROF VTALRM XCPU XFSZ IO; do
 		rm -f got got.ready
 		start_retry -b 1ms p-catch got
 		wait_for_text got.ready '^[0-9]+$'
