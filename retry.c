@@ -1329,6 +1329,8 @@ circuit_command(const struct policy *p)
 	if (rec.window > 0)
 		printf("retries:   %zu in the last %s (budget %ld)\n", n,
 		    fmt_duration(d, sizeof(d), rec.window), rec.budget);
+	else
+		printf("retries:   not counted: no run with --budget yet\n");
 	return close_stdout();
 }
 
