@@ -135,10 +135,9 @@ fuzz: $(FUZZERS)
 		    tests/fuzz/work/$$name tests/fuzz/corpus/$$name || exit 1; \
 	done
 
-$(FUZZERS): options.c backoff.c \
-    options.h backoff.h
-	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_$(@F).c \
-		options.c backoff.c circuit.c
+FUZZSRCS = options.c backoff.c circuit.c
+$(FUZZERS): tests/fuzz/%: tests/fuzz/fuzz_%.c $(FUZZSRCS) $(HDRS)
+	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ $< $(FUZZSRCS)
 
 # Where each shell looks for completions by default.
 install: retry
