@@ -36,13 +36,6 @@ started() {
 	echo "$1" >>"$BATS_TEST_TMPDIR/bg"
 }
 
-# between N LO HI: LO <= N <= HI, else says so.
-between() {
-	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ] && return
-	echo "$1 is not within [$2, $3]"
-	return 1
-}
-
 # ms SECONDS: "1.234" as 1234.
 ms() {
 	echo $((10#${1/./}))

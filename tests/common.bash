@@ -35,6 +35,13 @@ expect_stderr() {
 	return 1
 }
 
+# between N LO HI: LO <= N <= HI (integers), else says so.
+between() {
+	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ] && return
+	echo "$1 is not within [$2, $3]"
+	return 1
+}
+
 # matches STRING REGEX: STRING matches the extended REGEX, else says why.
 matches() {
 	[[ $1 =~ $2 ]] && return

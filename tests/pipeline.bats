@@ -394,18 +394,11 @@ hinted() {
 	echo "hint '$hint': next in $ms ms$note, the run took $took ms"
 }
 
-# in_band VALUE LO HI: LO <= VALUE <= HI, or says why not.
-in_band() {
-	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ] && return
-	echo "$1 is not within [$2, $3]"
-	return 1
-}
-
 @test "a hint in seconds replaces the backoff: the delay is the hint plus up to 10 %" {
 	hinted 0.2 -b 10s
-	in_band "$ms" 200 220
+	between "$ms" 200 220
 	[ "$note" = " (Retry-After 0.2s)" ]
-	in_band "$took" "$ms" $((ms + 3000))
+	between "$took" "$ms" $((ms + 3000))
 }
 
 @test "a hint as a DUR, over many draws: each delay within [hint, hint + 10 %], not all the same" {
@@ -415,35 +408,35 @@ in_band() {
 	seen=()
 	for i in 0 1 2 3 4 5 6 7 8; do
 		[[ ${stderr_lines[i]} =~ ^retry:\ attempt\ $((i + 1))/10\ failed\ with\ exit\ 1\;\ next\ in\ 0\.([0-9]{3})s\ \(Retry-After\ 0\.1s\)$ ]]
-		in_band $((10#${BASH_REMATCH[1]})) 100 110
+		between $((10#${BASH_REMATCH[1]})) 100 110
 		seen+=("${BASH_REMATCH[1]}")
 	done
 	echo "delays: ${seen[*]}"
 	[ "$(printf '%s\n' "${seen[@]}" | sort -u | wc -l)" -gt 1 ]
 	hinted 150ms -b 10s
-	in_band "$ms" 150 165
+	between "$ms" 150 165
 	[ "$note" = " (Retry-After 0.15s)" ]
 }
 
 @test "a hint with white space around it" {
 	hinted $' \t 0.2 \r\n\n' -b 10s
-	in_band "$ms" 200 220
+	between "$ms" 200 220
 	[ "$note" = " (Retry-After 0.2s)" ]
 }
 
 @test "a hint as an HTTP-date" {
 	date=$(LC_ALL=C date -u -d '+2 seconds' '+%a, %d %b %Y %H:%M:%S GMT')
 	hinted "$date" -b 4s -c 5s
-	in_band "$ms" 400 2420
+	between "$ms" 400 2420
 	[[ $note =~ ^\ \(Retry-After\ [0-9]+(\.[0-9]+)?s\)$ ]]
-	in_band "$took" "$ms" $((ms + 3000))
+	between "$took" "$ms" $((ms + 3000))
 }
 
 @test "a hint beyond the cap is cut to the cap, and the message says so" {
 	hinted 5s -b 100ms -c 300ms -d 10s	# the cap; the deadline is further
 	[ "$ms" -eq 300 ]
 	[ "$note" = " (Retry-After 5s, cut to the cap 0.3s)" ]
-	in_band "$took" 300 3300
+	between "$took" 300 3300
 }
 
 @test "a hint beyond the deadline ends the run at once, as a too-long delay would" {
@@ -453,7 +446,7 @@ in_band() {
 	took=$(($(now_ms) - t0))
 	[ "$(cat count)" = 1 ]
 	[[ $stderr =~ ^retry:\ attempt\ 1/5\ failed\ with\ exit\ 3\;\ giving\ up:\ a\ delay\ of\ 1[01]\.[0-9]{3}s\ would\ pass\ the\ deadline$ ]]
-	in_band "$took" 0 4000	# neither the hint nor the deadline waited for
+	between "$took" 0 4000	# neither the hint nor the deadline waited for
 	# Also when the cap is shorter: the server will not take it sooner.
 	rm -f count
 	run -3 --separate-stderr "$RETRY" -d 5s -b 10ms -c 50ms sh -c \

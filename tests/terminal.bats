@@ -26,7 +26,7 @@ PTYRUN=$BATS_TEST_DIRNAME/ptyrun
 	[[ $output == *"giving up: interrupted by SIGINT"* ]]
 	# Typically a few ms; the bound leaves room for a loaded machine.
 	[[ $stderr =~ ended\ ([0-9]+)\ ms\ after ]]
-	[ "${BASH_REMATCH[1]}" -lt 500 ]
+	[ "${BASH_REMATCH[1]}" -lt 250 ]
 }
 
 @test "an attempt reads a line typed at the terminal, and gets it back after" {

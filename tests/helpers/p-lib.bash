@@ -18,10 +18,7 @@ expect_file() {
 # in_band SECONDS LO HI: LO <= SECONDS <= HI, SECONDS with 3 decimals, LO
 # and HI in milliseconds.
 in_band() {
-	local ms=$((10#${1/./}))
-	[ "$ms" -ge "$2" ] && [ "$ms" -le "$3" ] && return
-	echo "$1 s is not within [$2, $3] ms"
-	return 1
+	between "$((10#${1/./}))" "$2" "$3"
 }
 
 # within T0 LO HI: now_ms - T0 is within [LO, HI] milliseconds.
