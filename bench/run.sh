@@ -505,7 +505,7 @@ EOF
 ## 1. Overhead of the wrapper
 
 Each round runs every command once, in an order that moves by one each
-round, timed by \`bench/spawn\` from before \`fork\` to after \`wait4\`
+round, timed by \`bench/spawn\` from before \`posix_spawnp\` to after \`wait4\`
 (CLOCK_MONOTONIC), stdio on /dev/null; 5 warm-up rounds are dropped.  A
 ratio is taken within each round and the median of the ratios is
 reported, with a distribution-free 95% confidence interval.
@@ -538,7 +538,7 @@ not retry's doing, nor is the time this busy machine takes to run a
 process that wakes up.  So each round also runs the *floor*: the same
 child 50 times from the smallest C loop that does the same (\`bench/spawn
 -d\`: \`wait4\`, sleep 20 ms to an absolute CLOCK_MONOTONIC deadline,
-fork, exec), and the gap error is gap − 20 ms − the floor's median in the
+\`posix_spawnp\`, as retry starts an attempt without a terminal), and the gap error is gap − 20 ms − the floor's median in the
 same round.  The tail of that error is mostly the machine's (compare the
 floor's own p99), so the quantile-by-quantile difference is given too.  The drift is the
 least-squares slope of the gap error over the attempts, times the number

@@ -24,10 +24,11 @@ static void	 usage(void);
  *
  * Each round runs every command once, the first one moving by one place
  * each round, so that none is always first after the machine was idle.
- * A run is timed from before fork(2) to after wait4(2) returned, on
- * CLOCK_MONOTONIC, with stdio on /dev/null but stdin read from input
+ * A run is timed from before posix_spawnp(3) to after wait4(2) returned,
+ * on CLOCK_MONOTONIC, with stdio on /dev/null but stdin read from input
  * when given.  With -d, it sleeps delay ns after each run, until an
- * absolute deadline: the smallest loop that does what retry does.  Prints one line per run:
+ * absolute deadline: the smallest loop that does what retry does.  Prints
+ * one line per run:
  * "round index ns maxrss_kb minflt status" (warm-up rounds are not
  * printed): maxrss and minflt are wait4's ru_maxrss (the peak of the
  * process and of what it waited for) and ru_minflt (the page faults of
