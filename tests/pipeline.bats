@@ -60,6 +60,14 @@ norm() {
 # An fd of retry's may close while this lists them (readlink then fails).
 FDS='for f in /proc/$PPID/fd/*; do readlink "$f" || :; done'
 
+# stop_bg SIG: sends SIG to the retry started in the background, whose pid
+# is in bg.pid, and waits for it; sets $rc to its status.
+stop_bg() {
+	kill -s "$1" "$(cat bg.pid)"
+	rc=0
+	wait "$(cat bg.pid)" || rc=$?
+}
+
 # ---- Input ----------------------------------------------------------------
 
 @test "stdin a regular file: every attempt reads it from where retry found it" {
@@ -219,9 +227,7 @@ retry: attempt 3/5 failed with exit 1; next in 0.040s" ]
 	echo $! >bg.pid
 	wait_for_text err 'next in 20.000s'
 	[ "$(tmp_files | wc -l)" -eq 1 ]	# the Retry-After directory
-	kill -TERM "$(cat bg.pid)"
-	rc=0
-	wait "$(cat bg.pid)" || rc=$?
+	stop_bg TERM
 	[ "$rc" -eq 143 ]
 	[ "$(tmp_files)" = "" ]
 
@@ -268,9 +274,7 @@ retry: attempt 2/5 failed with exit 3; giving up: status 3 is not retryable"
 	    >out 2>err 3>&- &
 	echo $! >bg.pid
 	wait_for_text err 'next in 10.000s'
-	kill -TERM "$(cat bg.pid)"
-	rc=0
-	wait "$(cat bg.pid)" || rc=$?
+	stop_bg TERM
 	[ "$rc" -eq 143 ]
 	[ "$(cat out)" = "" ]
 	[ "$(grep -c '^out-' err)" -eq 1 ]
@@ -360,9 +364,7 @@ $one" ]
 		wait_for_text err 'next in 20.000s'
 		f=$(cat path)
 		[ -f "$f" ]
-		kill -s "$sig" "$(cat bg.pid)"
-		rc=0
-		wait "$(cat bg.pid)" || rc=$?
+		stop_bg "$sig"
 		[ "$(kill -l "$rc")" = "$sig" ]
 		[ ! -e "$f" ]
 		[ ! -e "${f%/*}" ]
@@ -785,9 +787,7 @@ out" ]
 	"$RETRY" --report r.json -b 20s -j none false 2>err 3>&- &
 	echo $! >bg.pid
 	wait_for_text err 'next in 20.000s'
-	kill -TERM "$(cat bg.pid)"
-	rc=0
-	wait "$(cat bg.pid)" || rc=$?
+	stop_bg TERM
 	[ "$rc" -eq 143 ]
 	cat r.json
 	json_ok r.json
@@ -809,9 +809,7 @@ tmp" ]
 	"$RETRY" --report r.json -b 10ms sh -c 'touch started; sleep 10' 2>err 3>&- &
 	echo $! >bg.pid
 	wait_for started
-	kill -TERM "$(cat bg.pid)"
-	rc=0
-	wait "$(cat bg.pid)" || rc=$?
+	stop_bg TERM
 	[ "$rc" -eq 143 ]
 	json_ok r.json
 	grep -q '"attempt": 1, .*"status": 143, "signal": "SIGTERM", "timed_out": false, "delay": null' r.json
