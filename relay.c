@@ -199,9 +199,8 @@ relay_init(struct relay *r, int replay, int hold, const regex_t *on,
 	} else if (replay) {
 		if ((r->copy = scratch_file()) == -1)
 			return fail(r, "temporary file");
+		/* A closed stdin is held by /dev/null (retry.c): empty. */
 		r->replay = 1;
-		/* A closed stdin is an empty one. */
-		r->source_eof = fcntl(STDIN_FILENO, F_GETFD) == -1;
 	}
 	if (hold && (r->held = scratch_file()) == -1)
 		return fail(r, "temporary file");
