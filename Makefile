@@ -16,8 +16,10 @@ RETRY_CPPFLAGS = -D_XOPEN_SOURCE=700 -DVERSION=\"$(VERSION)\"
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 
-SRCS = retry.c options.c backoff.c relay.c report.c circuit.c
-HDRS = backoff.h options.h relay.h report.h circuit.h
+SRCS = retry.c proc.c msg.c parse.c options.c backoff.c relay.c files.c \
+	report.c circuit.c env.c
+HDRS = proc.h msg.h parse.h options.h backoff.h relay.h files.h report.h \
+	circuit.h env.h
 
 .PHONY: all test check check-build check-static check-valgrind \
 	check-sanitize fuzz bench bench-helpers deps install uninstall clean
@@ -135,7 +137,7 @@ fuzz: $(FUZZERS)
 		    tests/fuzz/work/$$name tests/fuzz/corpus/$$name || exit 1; \
 	done
 
-FUZZSRCS = options.c backoff.c circuit.c
+FUZZSRCS = options.c parse.c backoff.c circuit.c
 $(FUZZERS): tests/fuzz/%: tests/fuzz/fuzz_%.c $(FUZZSRCS) $(HDRS)
 	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ $< $(FUZZSRCS)
 

@@ -1,7 +1,7 @@
 /*
- * The pure part of retry: parsers for the values on its command line, the
- * random generator and the delay schedule.  No I/O, no global state, so
- * that tests and fuzzers can drive it directly.
+ * The delay schedule of retry: a random generator and the backoff with its
+ * jitter.  No I/O, no global state, so that tests and fuzzers can drive it
+ * directly.
  */
 #ifndef BACKOFF_H
 #define BACKOFF_H
@@ -13,11 +13,6 @@
 #define DUR_MAX		(INT64_C(1000000000) * NS_PER_SEC)
 
 enum jitter { JITTER_NONE, JITTER_FULL, JITTER_EQUAL, JITTER_DECORRELATED };
-
-/* A set of exit statuses 0-255, one bit each. */
-struct codes {
-	unsigned char bits[32];
-};
 
 /* xoshiro256** state. */
 struct rng {
@@ -40,23 +35,6 @@ struct step {
 	int64_t delay;
 	int capped;		/* the cap cut the step */
 };
-
-/*
- * Parsers return NULL on success and otherwise a short reason such as
- * "invalid duration", to be completed with the option and the value.
- */
-const char	*parse_duration(const char *, int64_t *);
-const char	*parse_codes(const char *, struct codes *);
-const char	*parse_count(const char *, long, long *);
-const char	*parse_factor(const char *, double *);
-const char	*parse_seed(const char *, uint64_t *);
-const char	*parse_jitter(const char *, enum jitter *);
-const char	*parse_hint(const char *, int64_t, int64_t *);
-
-int		 codes_has(const struct codes *, int);
-void		 codes_add(struct codes *, int);
-
-const char	*jitter_name(enum jitter);
 
 void		 rng_seed(struct rng *, uint64_t);
 uint64_t	 rng_next(struct rng *);

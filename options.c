@@ -9,11 +9,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
-#include "backoff.h"
 #include "circuit.h"
 #include "options.h"
+#include "parse.h"
 
 enum {
 	OPT_DRY_RUN = 256, OPT_SEED, OPT_ON_OUTPUT, OPT_STOP_ON_OUTPUT,
@@ -104,72 +103,6 @@ static const struct option longopts[] = {
 	{ "version",	no_argument,		NULL, 'V' },
 	{ NULL,		0,			NULL, 0 }
 };
-
-static const struct signame {
-	const char	*name;
-	int		 number;
-} signames[] = {
-	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
-	{ "ILL", SIGILL }, { "TRAP", SIGTRAP }, { "ABRT", SIGABRT },
-	{ "BUS", SIGBUS }, { "FPE", SIGFPE }, { "KILL", SIGKILL },
-	{ "USR1", SIGUSR1 }, { "SEGV", SIGSEGV }, { "USR2", SIGUSR2 },
-	{ "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
-	{ "CHLD", SIGCHLD }, { "CONT", SIGCONT }, { "STOP", SIGSTOP },
-	{ "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
-	{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ },
-	{ "VTALRM", SIGVTALRM }, { "PROF", SIGPROF }, { "SYS", SIGSYS },
-#ifdef SIGWINCH
-	{ "WINCH", SIGWINCH },
-#endif
-#ifdef SIGIO
-	{ "IO", SIGIO },
-#endif
-#ifdef SIGPWR
-	{ "PWR", SIGPWR },
-#endif
-};
-#define NSIGNAMES	(sizeof(signames) / sizeof(signames[0]))
-
-/* "SIGKILL", or "signal 34" for one without a name here. */
-const char *
-signal_name(char *buf, size_t size, int sig)
-{
-	size_t i;
-
-	for (i = 0; i < NSIGNAMES; i++)
-		if (signames[i].number == sig) {
-			(void)snprintf(buf, size, "SIG%s", signames[i].name);
-			return buf;
-		}
-	(void)snprintf(buf, size, "signal %d", sig);
-	return buf;
-}
-
-/* SIG: a name with or without SIG, in any case, or a number. */
-static int
-parse_signal(const char *s, int *sig)
-{
-	sigset_t probe;
-	long n;
-	size_t i;
-
-	if (parse_count(s, INT_MAX, &n) == NULL) {
-		/* sigaddset knows which numbers are signals here. */
-		sigemptyset(&probe);
-		if (n == 0 || sigaddset(&probe, (int)n) == -1)
-			return 0;
-		*sig = (int)n;
-		return 1;
-	}
-	if (strncasecmp(s, "SIG", 3) == 0)
-		s += 3;
-	for (i = 0; i < NSIGNAMES; i++)
-		if (strcasecmp(s, signames[i].name) == 0) {
-			*sig = signames[i].number;
-			return 1;
-		}
-	return 0;
-}
 
 /* Writes one line for the caller to print; returns PARSED_ERROR. */
 static enum parsed

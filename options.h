@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backoff.h"
+#include "msg.h"
+#include "parse.h"
 
-enum verbosity { QUIET, NORMAL, VERBOSE };
 enum parsed { PARSED_RUN, PARSED_HELP, PARSED_VERSION, PARSED_ERROR };
 enum circuit_command { CIRCUIT_RUN, CIRCUIT_STATUS, CIRCUIT_RESET };
 
@@ -54,6 +54,5 @@ extern const char help_text[];	/* the usage line and the options */
 
 enum parsed	 parse_options(int, char *[], struct policy *, char *, size_t);
 void		 free_policy(struct policy *);
-const char	*signal_name(char *, size_t, int);
 
 #endif

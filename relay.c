@@ -3,19 +3,20 @@
  * Memory stays constant whatever the amount of data: input is copied to an
  * unlinked file, output passes through one pipe-sized buffer per stream.
  */
-#include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "relay.h"
 
 static int
@@ -23,25 +24,6 @@ fail(struct relay *r, const char *what)
 {
 	r->failed = what;
 	return -1;
-}
-
-/*
- * fd moved above stdio and closed on exec: a stdin, stdout or stderr that
- * retry was started without stays closed for the child and for messages.
- */
-static int
-keep(int fd)
-{
-	int moved, e;
-
-	if (fd > STDERR_FILENO)
-		return fcntl(fd, F_SETFD, FD_CLOEXEC) == -1 ? -1 : fd;
-	moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
-	e = errno;
-	if (close(fd) == -1)
-		return -1;
-	errno = e;
-	return moved;
 }
 
 static int
@@ -57,42 +39,9 @@ new_pipe(int fds[2])
 {
 	if (pipe(fds) == -1)
 		return -1;
-	fds[0] = keep(fds[0]);
-	fds[1] = keep(fds[1]);
+	fds[0] = fd_keep(fds[0]);
+	fds[1] = fd_keep(fds[1]);
 	return fds[0] == -1 || fds[1] == -1 ? -1 : 0;
-}
-
-/*
- * "$TMPDIR/retry.XXXXXX" (TMPDIR empty or unset: /tmp) in buf, for
- * mkstemp() or mkdtemp(); *dir says which directory.  -1 if too long.
- */
-int
-temp_template(char *buf, size_t size, const char **dir)
-{
-	*dir = getenv("TMPDIR");
-	if (*dir == NULL || **dir == '\0')
-		*dir = "/tmp";
-	if (snprintf(buf, size, "%s/retry.XXXXXX", *dir) >= (int)size) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
-}
-
-/* An unlinked file in $TMPDIR: gone with retry, however retry ends. */
-int
-scratch_file(void)
-{
-	char path[PATH_MAX];
-	const char *dir;
-	int fd;
-
-	if (temp_template(path, sizeof(path), &dir) == -1 ||
-	    (fd = mkstemp(path)) == -1)
-		return -1;
-	if (unlink(path) == -1)
-		return -1;	/* retry exits 125, which closes fd */
-	return keep(fd);
 }
 
 static void
@@ -258,44 +207,53 @@ relay_forked(struct relay *r)
 }
 
 static int
-watch(int fd, fd_set *set, int nfds)
+watch(struct pollfd *fds, int n, int fd, short events)
 {
-	FD_SET(fd, set);
-	return fd >= nfds ? fd + 1 : nfds;
+	fds[n].fd = fd;
+	fds[n].events = events;
+	fds[n].revents = 0;
+	return n + 1;
 }
 
 /*
- * Adds what relay waits for to the sets; returns pselect's nfds, 0 when
- * nothing, or -1 when a descriptor is past FD_SETSIZE.  A pump that drains
- * a finished attempt is due at once: *now is set.
+ * Fills fds (RELAY_NFDS at most) with what relay waits for; returns how
+ * many.  A pump that drains a finished attempt is due at once: *now is
+ * set.
  */
 int
-relay_fds(struct relay *r, fd_set *rd, fd_set *wr, int *now)
+relay_poll(struct relay *r, struct pollfd *fds, int *now)
 {
 	struct pump *pumps[2] = { &r->out, &r->err }, *p;
-	int nfds = 0, i;
+	int n = 0, i;
 
-	if (r->copy >= FD_SETSIZE || r->to_child >= FD_SETSIZE ||
-	    r->out.from >= FD_SETSIZE || r->err.from >= FD_SETSIZE) {
-		errno = EMFILE;
-		return fail(r, "pselect");
-	}
 	if (r->replay && !r->source_eof)
-		nfds = watch(STDIN_FILENO, rd, nfds);
+		n = watch(fds, n, STDIN_FILENO, POLLIN);
 	if (r->to_child != -1 && r->fed < r->copied)
-		nfds = watch(r->to_child, wr, nfds);
+		n = watch(fds, n, r->to_child, POLLOUT);
 	else if (r->to_child != -1 && r->source_eof)
 		*now = 1;	/* all given: the attempt's end of input, now */
 	for (i = 0; i < 2; i++) {
 		p = pumps[i];
 		if (p->len > 0)
-			nfds = watch(p->to, wr, nfds);
+			n = watch(fds, n, p->to, POLLOUT);
 		else if (p->from != -1 && p->draining)
 			*now = 1;
 		else if (p->from != -1)
-			nfds = watch(p->from, rd, nfds);
+			n = watch(fds, n, p->from, POLLIN);
 	}
-	return nfds;
+	return n;
+}
+
+/* Did poll(2) find fd ready (or in error, which the I/O will tell)? */
+static int
+ready(const struct pollfd *fds, int n, int fd)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (fds[i].fd == fd)
+			return fds[i].revents != 0;
+	return 0;
 }
 
 /* Input that arrived goes to the copy at once, so the producer never waits. */
@@ -351,11 +309,11 @@ feed_child(struct relay *r)
  * learns it as it would have without retry in between.
  */
 static int
-run_pump(struct relay *r, struct pump *p, fd_set *rd, fd_set *wr)
+run_pump(struct relay *r, struct pump *p, const struct pollfd *fds, int nfds)
 {
 	ssize_t n;
 
-	if (p->len > 0 && FD_ISSET(p->to, wr)) {
+	if (p->len > 0 && ready(fds, nfds, p->to)) {
 		if ((n = write(p->to, p->buf + p->off, p->len - p->off)) >= 0) {
 			if ((p->off += (size_t)n) == p->len)
 				p->off = p->len = 0;
@@ -369,7 +327,7 @@ run_pump(struct relay *r, struct pump *p, fd_set *rd, fd_set *wr)
 		return 0;
 	}
 	if (p->from == -1 || p->len > 0 ||
-	    !(p->draining || FD_ISSET(p->from, rd)))
+	    !(p->draining || ready(fds, nfds, p->from)))
 		return 0;
 	n = read(p->from, p->buf, sizeof(p->buf));
 	if (n > 0) {
@@ -387,23 +345,23 @@ run_pump(struct relay *r, struct pump *p, fd_set *rd, fd_set *wr)
 	return 0;
 }
 
-/* Does the I/O that pselect() found ready. */
+/* Does the I/O that poll(2) found ready in fds, filled by relay_poll(). */
 int
-relay_service(struct relay *r, fd_set *rd, fd_set *wr)
+relay_service(struct relay *r, const struct pollfd *fds, int n)
 {
-	if (r->replay && !r->source_eof && FD_ISSET(STDIN_FILENO, rd) &&
+	if (r->replay && !r->source_eof && ready(fds, n, STDIN_FILENO) &&
 	    take_input(r) == -1)
 		return -1;
 	if (r->to_child != -1 && r->fed < r->copied &&
-	    FD_ISSET(r->to_child, wr) && feed_child(r) == -1)
+	    ready(fds, n, r->to_child) && feed_child(r) == -1)
 		return -1;
 	if (r->to_child != -1 && r->source_eof && r->fed == r->copied) {
 		if (close(r->to_child) == -1)
 			return fail(r, "close");
 		r->to_child = -1;	/* end of input for the attempt */
 	}
-	if (run_pump(r, &r->out, rd, wr) == -1 ||
-	    run_pump(r, &r->err, rd, wr) == -1)
+	if (run_pump(r, &r->out, fds, n) == -1 ||
+	    run_pump(r, &r->err, fds, n) == -1)
 		return -1;
 	return 0;
 }

@@ -2,19 +2,20 @@
  * The plumbing between retry's standard streams and each attempt's: input
  * replayed from a copy on disk, output matched line by line or held in a
  * file until the attempt ends.  Nothing here blocks: the run loop's
- * pselect() says which descriptor is ready.
+ * poll() says which descriptor is ready.
  */
 #ifndef RELAY_H
 #define RELAY_H
 
-#include <sys/select.h>
 #include <sys/types.h>
 
 #include <limits.h>
+#include <poll.h>
 #include <regex.h>
 
 #define LINEMAX		4096	/* longer lines are matched on their start */
 #define CHUNK		65536
+#define RELAY_NFDS	4	/* most descriptors relay_poll() fills */
 
 /* A child's output pipe copied to one of retry's own streams. */
 struct pump {
@@ -47,13 +48,11 @@ struct relay {
 	const char	*failed;	/* what failed, errno tells why */
 };
 
-int	temp_template(char *, size_t, const char **);
-int	scratch_file(void);
 int	relay_init(struct relay *, int, int, const regex_t *, const regex_t *);
 int	relay_prepare(struct relay *);
 int	relay_forked(struct relay *);
-int	relay_fds(struct relay *, fd_set *, fd_set *, int *);
-int	relay_service(struct relay *, fd_set *, fd_set *);
+int	relay_poll(struct relay *, struct pollfd *, int *);
+int	relay_service(struct relay *, const struct pollfd *, int);
 int	relay_output_done(const struct relay *);
 int	relay_attempt_ended(struct relay *);
 int	relay_release(struct relay *, int);

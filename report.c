@@ -13,38 +13,9 @@
 #include <unistd.h>
 
 #include "options.h"
-#include "relay.h"
+#include "parse.h"
+#include "files.h"
 #include "report.h"
-
-/* The length of the valid UTF-8 sequence at s, or 0. */
-static size_t
-utf8_length(const unsigned char *s)
-{
-	size_t n, i;
-	unsigned long c;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, c = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, c = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past Unicode are not valid. */
-	if ((n == 2 && c < 0x80) || (n == 3 && c < 0x800) ||
-	    (n == 4 && c < 0x10000) || c > 0x10ffff ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return n;
-}
 
 static void
 put_string(FILE *f, const char *str)
@@ -126,8 +97,13 @@ report_attempt(struct report *rep, const struct attempt_record *a)
 		put_string(f, signal_name(name, sizeof(name), a->termsig));
 	else
 		fputs("null", f);
-	fprintf(f, ", \"timed_out\": %s, \"delay\": ",
+	fprintf(f, ", \"timed_out\": %s, \"error\": ",
 	    a->timed_out ? "true" : "false");
+	if (a->error != 0)
+		put_string(f, strerror(a->error));
+	else
+		fputs("null", f);
+	fputs(", \"delay\": ", f);
 	if (a->delay >= 0) {
 		put_seconds(f, a->delay);
 		fprintf(f, ", \"delay_from\": \"%s\"}",

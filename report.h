@@ -22,6 +22,7 @@ struct attempt_record {
 	long		 number;
 	int64_t		 start, duration, delay;
 	int		 status, termsig, timed_out, from_hint;
+	int		 error;		/* it could not start: errno, or 0 */
 };
 
 int	report_open(struct report *, const char *);

@@ -700,9 +700,9 @@ after-go" ]
 	[ "$(norm r.json)" = '{
   "command": ["sh", "-c", "'"$script"'"],
   "attempts": [
-    {"attempt": 1, "start": T, "duration": T, "status": 1, "signal": null, "timed_out": false, "delay": T, "delay_from": "backoff"},
-    {"attempt": 2, "start": T, "duration": T, "status": 1, "signal": null, "timed_out": false, "delay": T, "delay_from": "hint"},
-    {"attempt": 3, "start": T, "duration": T, "status": 0, "signal": null, "timed_out": false, "delay": null, "delay_from": null}
+    {"attempt": 1, "start": T, "duration": T, "status": 1, "signal": null, "timed_out": false, "error": null, "delay": T, "delay_from": "backoff"},
+    {"attempt": 2, "start": T, "duration": T, "status": 1, "signal": null, "timed_out": false, "error": null, "delay": T, "delay_from": "hint"},
+    {"attempt": 3, "start": T, "duration": T, "status": 0, "signal": null, "timed_out": false, "error": null, "delay": null, "delay_from": null}
   ],
   "outcome": "success",
   "exit_status": 0,
@@ -746,9 +746,9 @@ outcome() {
 	[ "$(outcome ./no-such-command)" = '"outcome": "not_retryable" "exit_status": 127 ' ]
 
 	outcome -n 1 -t 100ms sleep 5
-	grep -q '"attempt": 1, .*"status": 124, "signal": "SIGTERM", "timed_out": true, "delay": null' r.json
+	grep -q '"attempt": 1, .*"status": 124, "signal": "SIGTERM", "timed_out": true, "error": null, "delay": null' r.json
 	outcome -n 1 sh -c 'kill -USR1 $$'
-	grep -q '"attempt": 1, .*"status": 138, "signal": "SIGUSR1", "timed_out": false, "delay": null' r.json
+	grep -q '"attempt": 1, .*"status": 138, "signal": "SIGUSR1", "timed_out": false, "error": null, "delay": null' r.json
 }
 
 @test "--report is written atomically: the old report stays until the end, no temporary file is left" {
@@ -812,7 +812,7 @@ tmp" ]
 	stop_bg TERM
 	[ "$rc" -eq 143 ]
 	json_ok r.json
-	grep -q '"attempt": 1, .*"status": 143, "signal": "SIGTERM", "timed_out": false, "delay": null' r.json
+	grep -q '"attempt": 1, .*"status": 143, "signal": "SIGTERM", "timed_out": false, "error": null, "delay": null' r.json
 	grep -q '"outcome": "interrupted"' r.json
 	grep -q '"exit_status": 143' r.json
 }

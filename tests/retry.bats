@@ -185,7 +185,7 @@ retry: attempt 3/3 failed with exit 3; giving up: no attempts left"
 	    '^retry: 1 attempt in [0-9]+\.[0-9]{3}s, 0\.000s asleep; stopped: cannot run the command$'
 	[ ! -e st ]
 	run -126 --separate-stderr "$RETRY" -b 1ms ./adir
-	expect_stderr "retry: cannot run './adir': Permission denied"
+	expect_stderr "retry: cannot run './adir': Is a directory"
 }
 
 @test "a child killed by a signal has status 128+S, and is retried" {

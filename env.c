@@ -1,0 +1,172 @@
+/*
+ * What each attempt finds in its environment (RETRY_IDEMPOTENCY_KEY,
+ * RETRY_ATTEMPT, RETRY_MAX_ATTEMPTS, RETRY_DEADLINE), what retry reads
+ * from it (an outer retry's key and deadline), and the kernel's
+ * randomness, read once for the whole run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "env.h"
+#include "msg.h"
+#include "parse.h"
+#include "proc.h"
+
+static unsigned char	 entropy[24];	/* 8 for the seed, 16 for a key */
+static int		 have_entropy;
+
+/* One read of the kernel's generator, for all that the run draws. */
+static void
+kernel_random(void)
+{
+	size_t done = 0;
+	ssize_t n;
+	int fd;
+
+	if (have_entropy)
+		return;
+	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) == -1)
+		fatal("/dev/urandom");
+	while (done < sizeof(entropy)) {
+		n = read(fd, entropy + done, sizeof(entropy) - done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			fatal("/dev/urandom");
+		}
+		done += (size_t)n;
+	}
+	if (close(fd) == -1)
+		fatal("/dev/urandom");
+	have_entropy = 1;
+}
+
+/*
+ * A seed from the kernel, never from the clock or the pid: processes
+ * started in the same instant must draw different delays.
+ */
+uint64_t
+random_seed(void)
+{
+	uint64_t seed = 0;
+	int i;
+
+	kernel_random();
+	for (i = 0; i < 8; i++)
+		seed = seed << 8 | entropy[i];
+	return seed;
+}
+
+/* A random UUID, version 4 (RFC 9562). */
+static const char *
+random_uuid(char *buf, size_t size)
+{
+	unsigned char *u = entropy + 8;
+
+	kernel_random();
+	u[6] = (unsigned char)((u[6] & 0x0f) | 0x40);	/* version 4 */
+	u[8] = (unsigned char)((u[8] & 0x3f) | 0x80);	/* RFC 9562 variant */
+	(void)snprintf(buf, size, "%02x%02x%02x%02x-%02x%02x-%02x%02x-"
+	    "%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3],
+	    u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+	    u[14], u[15]);
+	return buf;
+}
+
+/*
+ * The key for every attempt: --key (given), else an outer retry's key
+ * from the environment, else a new random UUID written into buf.
+ */
+static const char *
+idempotency_key(const char *given, char *buf, size_t size)
+{
+	const char *inherited = getenv("RETRY_IDEMPOTENCY_KEY");
+
+	if (given != NULL)
+		return given;
+	if (inherited != NULL && *inherited != '\0')
+		return inherited;
+	return random_uuid(buf, size);
+}
+
+/*
+ * The deadline on the monotonic clock: after (--deadline, 0: none) from
+ * start, or an outer retry's RETRY_DEADLINE, whichever is earlier; NEVER
+ * when neither.  *outer says whether RETRY_DEADLINE set it.
+ */
+int64_t
+find_deadline(int64_t after, int64_t start, int *outer)
+{
+	const char *env = getenv("RETRY_DEADLINE");
+	int64_t deadline = NEVER, when, left;
+
+	*outer = 0;
+	if (after != 0)
+		deadline = start + after;
+	if (env == NULL || *env == '\0')
+		return deadline;
+	if (!parse_unix_time(env, &when))
+		fatalx("RETRY_DEADLINE '%s': invalid time", env);
+	left = when - realtime_now();
+	if (start + left < deadline) {
+		deadline = start + left;
+		*outer = 1;
+	}
+	return deadline;
+}
+
+void
+export(const char *name, const char *value)
+{
+	if (setenv(name, value, 1) == -1)
+		fatal("setenv %s", name);
+}
+
+/*
+ * RETRY_ATTEMPT, rewritten in place: setenv(3) would keep every old value
+ * allocated, and a run with unlimited attempts would grow without end.
+ */
+void
+export_attempt(long attempt)
+{
+	static char var[] = "RETRY_ATTEMPT=-9223372036854775808";
+	static int in_environ;
+
+	(void)snprintf(var + strlen("RETRY_ATTEMPT="),
+	    sizeof(var) - strlen("RETRY_ATTEMPT="), "%ld", attempt);
+	if (!in_environ && putenv(var) != 0)
+		fatal("putenv RETRY_ATTEMPT");
+	in_environ = 1;
+}
+
+/*
+ * What every attempt finds in its environment, but its number: the key
+ * (--key, or given), the attempts, and the deadline (monotonic) as Unix
+ * time, unless an outer retry's RETRY_DEADLINE set it (outer).
+ */
+void
+export_environment(const char *key, long attempts, int64_t deadline,
+    int outer)
+{
+	char buf[64];
+	int64_t when;
+
+	export("RETRY_IDEMPOTENCY_KEY", idempotency_key(key, buf,
+	    sizeof(buf)));
+	(void)snprintf(buf, sizeof(buf), "%ld", attempts);
+	export("RETRY_MAX_ATTEMPTS", buf);
+	if (deadline == NEVER || outer)
+		return;		/* an outer retry's value stands as it is */
+	when = realtime_now() + (deadline - monotonic_now());
+	(void)snprintf(buf, sizeof(buf), "%lld.%03lld",
+	    (long long)(when / NS_PER_SEC),
+	    (long long)(when % NS_PER_SEC / 1000000));
+	export("RETRY_DEADLINE", buf);
+}
+

@@ -1,0 +1,16 @@
+/*
+ * The environment: what each attempt finds there, what retry takes from an
+ * outer retry, and the kernel's randomness, read once per run.
+ */
+#ifndef ENV_H
+#define ENV_H
+
+#include <stdint.h>
+
+uint64_t	 random_seed(void);
+int64_t		 find_deadline(int64_t, int64_t, int *);
+void		 export(const char *, const char *);
+void		 export_environment(const char *, long, int64_t, int);
+void		 export_attempt(long);
+
+#endif

@@ -1,0 +1,200 @@
+/*
+ * retry's messages on stderr.  Each is one line written whole, with the
+ * bytes that came from outside escaped, and its write never holds retry
+ * back from a signal or the deadline (proc.c decides how long it may wait).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "msg.h"
+#include "parse.h"
+#include "proc.h"
+
+static enum verbosity	 verbosity = NORMAL;
+static int		 stderr_broken;
+
+void
+msg_verbosity(enum verbosity v)
+{
+	verbosity = v;
+}
+
+int
+msg_verbose(void)
+{
+	return verbosity >= VERBOSE;
+}
+
+/*
+ * Copies in[0..len) to out as text that is one line and holds no terminal
+ * control: \n, \t and \r by name, other control characters as \ooo, bytes
+ * that are not UTF-8 (and the C1 controls) as \xNN.  Stops before an
+ * escape that would not fit; returns the length written.
+ */
+size_t
+escape(char *out, size_t size, const char *in, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	char unit[16];
+	size_t at = 0, i = 0, n, k;
+
+	while (i < len) {
+		n = 1;
+		if (s[i] == '\n' || s[i] == '\t' || s[i] == '\r')
+			(void)snprintf(unit, sizeof(unit), "\\%c",
+			    s[i] == '\n' ? 'n' : s[i] == '\t' ? 't' : 'r');
+		else if (s[i] < 0x20 || s[i] == 0x7f)
+			(void)snprintf(unit, sizeof(unit), "\\%03o", s[i]);
+		else if (s[i] < 0x80) {
+			unit[0] = (char)s[i];
+			unit[1] = '\0';
+		} else if ((n = utf8_length(s + i)) == 0 ||
+		    (s[i] == 0xc2 && s[i + 1] < 0xa0)) {
+			n = 1;	/* not UTF-8, or a C1 control: byte by byte */
+			(void)snprintf(unit, sizeof(unit), "\\x%02x", s[i]);
+		} else {
+			memcpy(unit, s + i, n);
+			unit[n] = '\0';
+		}
+		k = strlen(unit);
+		if (at + k >= size)
+			break;
+		memcpy(out + at, unit, k);
+		at += k;
+		i += n;
+	}
+	out[at] = '\0';
+	return at;
+}
+
+/* A reader of stderr that has gone must not kill retry: EPIPE is enough. */
+static int
+write_stderr(const char *line, size_t len)
+{
+	struct sigaction ign, old;
+	size_t done = 0;
+	ssize_t n;
+	int ready = 0, swapped = 0;
+
+	while (!stderr_broken && done < len) {
+		/* -1: no run yet, so no signal to wait for either. */
+		if ((ready = proc_may_write(STDERR_FILENO)) == 0)
+			return -1;	/* dropped for a signal or the deadline */
+		if (ready == -1 && !swapped) {
+			memset(&ign, 0, sizeof(ign));
+			ign.sa_handler = SIG_IGN;
+			sigemptyset(&ign.sa_mask);
+			if (sigaction(SIGPIPE, &ign, &old) == -1)
+				return -1;	/* cannot happen: a valid signal */
+			swapped = 1;
+		}
+		n = write(STDERR_FILENO, line + done, len - done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			stderr_broken = 1;	/* the exit status still tells */
+		else
+			done += (size_t)n;
+	}
+	if (swapped && sigaction(SIGPIPE, &old, NULL) == -1)
+		stderr_broken = 1;
+	return 0;
+}
+
+/* "retry: " fmt ": suffix", escaped, cut to one line of MSGMAX. */
+static void
+vmessage(const char *fmt, va_list ap, const char *suffix)
+{
+	char raw[MSGMAX], line[MSGMAX];
+	size_t len;
+	int saved = errno;
+
+	/* ap is started by every caller: clang 14's analyzer loses track
+	 * of it (NOLINTNEXTLINE below says so). */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	(void)vsnprintf(raw, sizeof(raw), fmt, ap);
+	len = strlen(raw);
+	if (suffix != NULL)
+		(void)snprintf(raw + len, sizeof(raw) - len, ": %s", suffix);
+	memcpy(line, "retry: ", 7);
+	len = 7 + escape(line + 7, sizeof(line) - 8, raw, strlen(raw));
+	line[len++] = '\n';
+	(void)write_stderr(line, len);
+	errno = saved;
+}
+
+void
+say(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbosity < NORMAL)
+		return;
+	va_start(ap, fmt);
+	vmessage(fmt, ap, NULL);
+	va_end(ap);
+}
+
+void
+detail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbosity < VERBOSE)
+		return;
+	va_start(ap, fmt);
+	vmessage(fmt, ap, NULL);
+	va_end(ap);
+}
+
+/* Like warn(3): with errno's text; retry carries on.  -q does not hide it. */
+void
+warning(const char *fmt, ...)
+{
+	va_list ap;
+	const char *why = strerror(errno);
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap, why);
+	va_end(ap);
+}
+
+void
+warningx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap, NULL);
+	va_end(ap);
+}
+
+/* Like err(3): a failure of retry itself, exit 125 (atexit cleans up). */
+void
+fatal(const char *fmt, ...)
+{
+	va_list ap;
+	const char *why = strerror(errno);
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap, why);
+	va_end(ap);
+	exit(EXIT_OWN_FAILURE);
+}
+
+/* Like errx(3); also every usage error: one line, exit 125. */
+void
+fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap, NULL);
+	va_end(ap);
+	exit(EXIT_OWN_FAILURE);
+}

@@ -1,0 +1,512 @@
+/*
+ * The values on retry's command line and in its environment, read and
+ * written back: durations, exit status lists, counts, signals, times and
+ * Retry-After hints.  Pure functions of their arguments, so that tests and
+ * fuzzers can drive them directly.
+ */
+#include <limits.h>
+#include <math.h>	/* isfinite(), a macro */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "parse.h"
+
+static const struct unit {
+	const char	*name;
+	int64_t		 ns;
+} units[] = {			/* in the order they may follow one another */
+	{ "h", 3600 * NS_PER_SEC },
+	{ "m", 60 * NS_PER_SEC },
+	{ "s", NS_PER_SEC },
+	{ "ms", NS_PER_SEC / 1000 },
+};
+#define NUNITS	(sizeof(units) / sizeof(units[0]))
+
+static const char *const jitter_names[] = {
+	"none", "full", "equal", "decorrelated",
+};
+
+static int
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * Reads the longest unit name at *p, "ms" before "m".  Returns its index
+ * in units[], or -1 when there is none.
+ */
+static int
+scan_unit(const char **p)
+{
+	int best = -1;
+	size_t best_len = 0, i, len;
+
+	for (i = 0; i < NUNITS; i++) {
+		len = strlen(units[i].name);
+		if (strncmp(*p, units[i].name, len) == 0 && len > best_len) {
+			best = (int)i;
+			best_len = len;
+		}
+	}
+	*p += best_len;
+	return best;
+}
+
+/*
+ * Reads a decimal number "12", "12.5" or ".5" at *p into its whole part
+ * (held at DUR_MAX + 1 once it is larger) and fraction.  Returns 0 if
+ * there is none.
+ */
+static int
+scan_decimal(const char **p, int64_t *whole, double *frac)
+{
+	const char *s = *p;
+	double scale = 0.1;
+	int digits = 0;
+
+	*whole = 0;
+	*frac = 0;
+	for (; is_digit(*s); s++, digits++)
+		if (*whole > DUR_MAX / 10)
+			*whole = DUR_MAX + 1;	/* too large, whatever follows */
+		else
+			*whole = *whole * 10 + (*s - '0');
+	if (*s == '.') {
+		s++;
+		for (; is_digit(*s); s++, digits++) {
+			*frac += (*s - '0') * scale;
+			scale /= 10;
+		}
+	}
+	if (digits == 0)
+		return 0;
+	*p = s;
+	return 1;
+}
+
+/*
+ * DUR: a number with a unit h, m, s or ms, or several in that order
+ * ("1m30s"); a lone number without unit means seconds.
+ */
+const char *
+parse_duration(const char *s, int64_t *ns)
+{
+	const char *p = s;
+	double frac;
+	int64_t total = 0, whole, part;
+	int u, last = -1;
+
+	do {
+		if (!scan_decimal(&p, &whole, &frac))
+			return "invalid duration";
+		u = scan_unit(&p);
+		if (u == -1) {
+			if (last != -1 || *p != '\0')
+				return "invalid duration";
+			u = 2;	/* a bare number is seconds */
+		} else if (u <= last)
+			return "invalid duration";
+		last = u;
+		if (whole > DUR_MAX / units[u].ns)
+			return "duration too large";
+		part = whole * units[u].ns +
+		    (int64_t)(frac * (double)units[u].ns + 0.5);
+		if (part > DUR_MAX - total)
+			return "duration too large";
+		total += part;
+	} while (*p != '\0');
+	*ns = total;
+	return NULL;
+}
+
+/* Reads a status 0-255 at *p. */
+static int
+scan_status(const char **p, int *status)
+{
+	const char *s = *p;
+
+	*status = 0;
+	if (!is_digit(*s))
+		return 0;
+	for (; is_digit(*s); s++) {
+		*status = *status * 10 + (*s - '0');
+		if (*status > 255)
+			return 0;
+	}
+	*p = s;
+	return 1;
+}
+
+/* CODES: statuses and ranges a-b, separated by commas; added to *set. */
+const char *
+parse_codes(const char *s, struct codes *set)
+{
+	struct codes add;
+	const char *p = s;
+	int lo, hi, i;
+
+	memset(&add, 0, sizeof(add));
+	for (;;) {
+		if (!scan_status(&p, &lo))
+			return "invalid exit status list";
+		hi = lo;
+		if (*p == '-') {
+			p++;
+			if (!scan_status(&p, &hi) || hi < lo)
+				return "invalid exit status list";
+		}
+		for (i = lo; i <= hi; i++)
+			codes_add(&add, i);
+		if (*p == '\0')
+			break;
+		if (*p++ != ',')
+			return "invalid exit status list";
+	}
+	for (i = 0; i < 256; i++)
+		if (codes_has(&add, i))
+			codes_add(set, i);
+	return NULL;
+}
+
+int
+codes_has(const struct codes *set, int status)
+{
+	return status >= 0 && status <= 255 &&
+	    (set->bits[status / 8] >> (status % 8)) & 1;
+}
+
+void
+codes_add(struct codes *set, int status)
+{
+	set->bits[status / 8] |= (unsigned char)(1u << (status % 8));
+}
+
+/* A whole number 0..max, digits only. */
+const char *
+parse_count(const char *s, long max, long *n)
+{
+	long v = 0;
+
+	if (*s == '\0')
+		return "invalid number";
+	for (; *s != '\0'; s++) {
+		if (!is_digit(*s))
+			return "invalid number";
+		if (v > (max - (*s - '0')) / 10)
+			return "number too large";
+		v = v * 10 + (*s - '0');
+	}
+	*n = v;
+	return NULL;
+}
+
+/* A decimal number >= 1, written as digits with at most one point. */
+const char *
+parse_factor(const char *s, double *x)
+{
+	const char *p = s;
+	int64_t whole;
+	double frac;
+
+	if (!scan_decimal(&p, &whole, &frac) || *p != '\0')
+		return "invalid number";
+	/* strtod in the C locale (retry never calls setlocale) is exact to 1 ulp. */
+	*x = strtod(s, NULL);
+	if (!isfinite(*x))
+		return "number too large";
+	if (*x < 1)
+		return "factor must be at least 1";
+	return NULL;
+}
+
+const char *
+parse_seed(const char *s, uint64_t *seed)
+{
+	uint64_t v = 0;
+
+	if (*s == '\0')
+		return "invalid seed";
+	for (; *s != '\0'; s++) {
+		if (!is_digit(*s))
+			return "invalid seed";
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return "seed too large";
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*seed = v;
+	return NULL;
+}
+
+const char *
+parse_jitter(const char *s, enum jitter *j)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(jitter_names) / sizeof(jitter_names[0]); i++)
+		if (strcmp(s, jitter_names[i]) == 0) {
+			*j = (enum jitter)i;
+			return NULL;
+		}
+	return "unknown jitter mode";
+}
+
+const char *
+jitter_name(enum jitter j)
+{
+	return jitter_names[j];
+}
+
+static const struct signame {
+	const char	*name;
+	int		 number;
+} signames[] = {
+	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
+	{ "ILL", SIGILL }, { "TRAP", SIGTRAP }, { "ABRT", SIGABRT },
+	{ "BUS", SIGBUS }, { "FPE", SIGFPE }, { "KILL", SIGKILL },
+	{ "USR1", SIGUSR1 }, { "SEGV", SIGSEGV }, { "USR2", SIGUSR2 },
+	{ "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
+	{ "CHLD", SIGCHLD }, { "CONT", SIGCONT }, { "STOP", SIGSTOP },
+	{ "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+	{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ },
+	{ "VTALRM", SIGVTALRM }, { "PROF", SIGPROF }, { "SYS", SIGSYS },
+#ifdef SIGWINCH
+	{ "WINCH", SIGWINCH },
+#endif
+#ifdef SIGIO
+	{ "IO", SIGIO },
+#endif
+#ifdef SIGPWR
+	{ "PWR", SIGPWR },
+#endif
+};
+#define NSIGNAMES	(sizeof(signames) / sizeof(signames[0]))
+
+/* "SIGKILL", or "signal 34" for one without a name here. */
+const char *
+signal_name(char *buf, size_t size, int sig)
+{
+	size_t i;
+
+	for (i = 0; i < NSIGNAMES; i++)
+		if (signames[i].number == sig) {
+			(void)snprintf(buf, size, "SIG%s", signames[i].name);
+			return buf;
+		}
+	(void)snprintf(buf, size, "signal %d", sig);
+	return buf;
+}
+
+/* SIG: a name with or without SIG, in any case, or a number. */
+int
+parse_signal(const char *s, int *sig)
+{
+	sigset_t probe;
+	long n;
+	size_t i;
+
+	if (parse_count(s, INT_MAX, &n) == NULL) {
+		/* sigaddset knows which numbers are signals here. */
+		sigemptyset(&probe);
+		if (n == 0 || sigaddset(&probe, (int)n) == -1)
+			return 0;
+		*sig = (int)n;
+		return 1;
+	}
+	if (strncasecmp(s, "SIG", 3) == 0)
+		s += 3;
+	for (i = 0; i < NSIGNAMES; i++)
+		if (strcasecmp(s, signames[i].name) == 0) {
+			*sig = signames[i].number;
+			return 1;
+		}
+	return 0;
+}
+
+/* Unix time "1767225600.123" in ns; 0 when malformed or past year 2255. */
+int
+parse_unix_time(const char *s, int64_t *ns)
+{
+	int64_t sec = 0, frac = 0, scale = NS_PER_SEC;
+
+	if (!is_digit(*s))
+		return 0;
+	for (; is_digit(*s); s++)
+		if ((sec = sec * 10 + (*s - '0')) > INT64_C(9000000000))
+			return 0;
+	if (*s == '.')		/* "5." is 5, as in durations */
+		for (s++; is_digit(*s); s++)
+			if (scale > 1)
+				frac += (*s - '0') * (scale /= 10);
+	if (*s != '\0')
+		return 0;
+	*ns = sec * NS_PER_SEC + frac;
+	return 1;
+}
+
+/* "2s", "0.05s", "1m30s" stays "90s": seconds, trailing zeros cut. */
+const char *
+fmt_duration(char *buf, size_t size, int64_t ns)
+{
+	size_t len;
+
+	(void)snprintf(buf, size, "%lld.%06lld", (long long)(ns / NS_PER_SEC),
+	    (long long)(ns % NS_PER_SEC / 1000));
+	len = strlen(buf);
+	while (buf[len - 1] == '0')
+		buf[--len] = '\0';
+	if (buf[len - 1] == '.')
+		buf[--len] = '\0';
+	(void)snprintf(buf + len, size - len, "s");
+	return buf;
+}
+
+/*
+ * sec + ns as seconds with exactly three decimals, cut (not rounded) to
+ * the millisecond, so that a total short of the deadline never shows it.
+ */
+const char *
+fmt_seconds(char *buf, size_t size, int64_t sec, int64_t ns)
+{
+	int64_t ms = ns / 1000000;
+
+	(void)snprintf(buf, size, "%lld.%03lld", (long long)sec + ms / 1000,
+	    (long long)ms % 1000);
+	return buf;
+}
+
+/* "1-125,128-255": a set as the shortest list of statuses and ranges. */
+const char *
+fmt_codes(char *buf, size_t size, const struct codes *set)
+{
+	size_t len = 0;
+	int lo, hi;
+
+	buf[0] = '\0';
+	for (lo = 0; lo < 256; lo = hi + 1) {
+		hi = lo;
+		if (!codes_has(set, lo))
+			continue;
+		while (hi < 255 && codes_has(set, hi + 1))
+			hi++;
+		len += (size_t)snprintf(buf + len, size - len,
+		    lo == hi ? "%s%d" : "%s%d-%d", len ? "," : "", lo, hi);
+		if (len >= size)
+			break;
+	}
+	return buf[0] ? buf : "none";
+}
+
+/* The length of the valid UTF-8 sequence at s (NUL-terminated), or 0. */
+size_t
+utf8_length(const unsigned char *s)
+{
+	size_t n, i;
+	unsigned long c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0)
+		n = 2, c = s[0] & 0x1f;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3, c = s[0] & 0x0f;
+	else if ((s[0] & 0xf8) == 0xf0)
+		n = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past Unicode are not valid. */
+	if ((n == 2 && c < 0x80) || (n == 3 && c < 0x800) ||
+	    (n == 4 && c < 0x10000) || c > 0x10ffff ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return n;
+}
+
+static const char *const month_names[] = {
+	"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
+	"Nov", "Dec",
+};
+
+/* Days from 1970-01-01 to a date of the Gregorian calendar (H. Hinnant). */
+static int64_t
+days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* An HTTP-date in its preferred form, "Sun, 06 Nov 1994 08:49:37 GMT". */
+static int
+parse_http_date(const char *s, int64_t *unix_sec)
+{
+	char day[4], mon[4];
+	int d, m, y, hh, mm, ss, end = -1;
+
+	/* Every number is range-checked below. */
+	/* NOLINTNEXTLINE(cert-err34-c) */
+	if (sscanf(s, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d GMT%n", day,
+	    &d, mon, &y, &hh, &mm, &ss, &end) != 7 || end < 0 || s[end] != '\0')
+		return 0;
+	for (m = 0; m < 12 && strcmp(mon, month_names[m]) != 0; m++)
+		continue;
+	if (m == 12 || d < 1 || d > 31 || y < 1970 || hh < 0 || hh > 23 ||
+	    mm < 0 || mm > 59 || ss < 0 || ss > 60)
+		return 0;
+	*unix_sec = days_from_civil(y, m + 1, d) * 86400 + (int64_t)hh * 3600 +
+	    (int64_t)mm * 60 + ss;
+	return 1;
+}
+
+/*
+ * A Retry-After hint: seconds, a DUR or an HTTP-date, white space around it
+ * ignored.  Returns NULL with the delay from now_ns (Unix time in ns), or
+ * why it is no hint.
+ */
+const char *
+parse_hint(const char *text, int64_t now_ns, int64_t *delay)
+{
+	char buf[128];
+	size_t len;
+	int64_t when;
+
+	while (*text == ' ' || (*text >= '\t' && *text <= '\r'))
+		text++;
+	len = strlen(text);
+	while (len > 0 && (text[len - 1] == ' ' ||
+	    (text[len - 1] >= '\t' && text[len - 1] <= '\r')))
+		len--;
+	if (len == 0)
+		return "empty";
+	if (len >= sizeof(buf))
+		return "too long";
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	if (buf[0] == '-')
+		return "negative";
+	if (parse_duration(buf, delay) == NULL)
+		return *delay == 0 ? "zero" : NULL;
+	if (!parse_http_date(buf, &when))
+		return "neither a delay nor an HTTP-date";
+	if (when <= now_ns / NS_PER_SEC)
+		return "a date that has passed";
+	if (when - now_ns / NS_PER_SEC > DUR_MAX / NS_PER_SEC)
+		*delay = DUR_MAX;
+	else
+		*delay = when * NS_PER_SEC - now_ns;
+	return NULL;
+}

@@ -1,0 +1,924 @@
+/*
+ * Process control for retry's attempts: start, signals, terminal, group
+ * kill, and the one wait.  The part of retry that most needs review: every
+ * subtlety of signals and job control is here, each with its why.
+ */
+/* vfork() left POSIX in 2008: glibc and musl show it with this. */
+#define _DEFAULT_SOURCE
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "msg.h"
+#include "parse.h"
+#include "proc.h"
+#include "relay.h"
+
+#define FINE_NS		2000000		/* the last 2 ms of a sleep: exact */
+#define TICK_NS		10000000	/* a lock wait looks up this often */
+
+/*
+ * Signals that retry catches and forwards to the attempt: all that end a
+ * process by default but for those that report a fault of retry's own
+ * (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT) and the
+ * real-time ones, so that retry never dies of them before cleaning up.
+ */
+static const int forwarded[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2,
+	SIGPROF, SIGVTALRM, SIGXCPU, SIGXFSZ,
+#ifdef SIGPOLL
+	SIGPOLL,
+#endif
+};
+#define NFORWARDED	(int)(sizeof(forwarded) / sizeof(forwarded[0]))
+
+/* Those, and the others whose disposition retry changes. */
+static const int handled[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2,
+	SIGPROF, SIGVTALRM, SIGXCPU, SIGXFSZ,
+#ifdef SIGPOLL
+	SIGPOLL,
+#endif
+	SIGCHLD, SIGCONT, SIGPIPE
+};
+#define NHANDLED	(int)(sizeof(handled) / sizeof(handled[0]))
+
+static volatile sig_atomic_t caught[NFORWARDED];
+static volatile sig_atomic_t signalled;		/* any forwarded one, ever */
+static volatile sig_atomic_t child_changed;	/* SIGCHLD came */
+static volatile sig_atomic_t continued;		/* SIGCONT came */
+static volatile sig_atomic_t pending;		/* any of them; see wait_event */
+static volatile sig_atomic_t ticking;		/* a lock wait's timer runs */
+
+static struct sigaction	 original[NHANDLED];	/* as retry found them */
+static int		 changed[NHANDLED];	/* retry changed this one */
+static sigset_t		 original_mask;
+static int		 wake[2] = { -1, -1 };	/* the self-pipe */
+static struct relay	*io;			/* the attempts' stdio */
+static int64_t		 deadline = NEVER;	/* messages wait no longer */
+
+static int		 tty = -1;	/* a standard stream that is the terminal */
+static pid_t		 child;		/* the attempt, also its process group */
+static pid_t		 lent;		/* the group we lent the terminal to */
+static volatile int	 child_error;	/* written by the vfork() child */
+static char		**sh_argv;	/* /bin/sh FILE ARG...: a script sans #! */
+
+static void	 on_signal(int, siginfo_t *, void *);
+static void	 abandon_attempt(void);
+static int	 wait_event(int64_t);
+
+int64_t
+monotonic_now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
+		fatal("clock_gettime");
+	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+int64_t
+realtime_now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) == -1)
+		fatal("clock_gettime");
+	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+/* ---- Setting up ---------------------------------------------------- */
+
+/*
+ * A stdin, stdout or stderr that the caller closed is held by /dev/null
+ * opened the other way round, so that nothing retry opens later takes its
+ * number (its messages would go there): reads and writes still fail with
+ * EBADF, but for stdin, where a closed one counts as empty.  Being
+ * close-on-exec, they are closed again in every attempt.
+ */
+void
+proc_hold_stdio(void)
+{
+	int fd;
+
+	for (fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+			continue;
+		/* The lowest free number: fd itself. */
+		if (open("/dev/null", O_RDONLY | O_CLOEXEC) == -1)
+			fatal("/dev/null");
+	}
+}
+
+static void
+nonblocking_cloexec(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags == -1 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1 ||
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) == -1)
+		fatal("fcntl");
+}
+
+/*
+ * The self-pipe: a handler writes a byte, which ends any poll(2) of the
+ * wait, so a signal that comes just before the wait is not slept through.
+ * Above stdio, so that a closed stdin or stdout cannot be taken by it.
+ */
+static void
+open_wake_pipe(void)
+{
+	int i, fd;
+
+	if (pipe(wake) == -1)
+		fatal("pipe");
+	for (i = 0; i < 2; i++) {
+		if (wake[i] <= STDERR_FILENO) {
+			if ((fd = fcntl(wake[i], F_DUPFD, STDERR_FILENO + 1)) ==
+			    -1 || close(wake[i]) == -1)
+				fatal("fcntl");
+			wake[i] = fd;
+		}
+		nonblocking_cloexec(wake[i]);
+	}
+}
+
+/*
+ * The terminal that retry may lend: one of its standard streams, so that
+ * no /dev/tty is opened where they show there is none to hand over.
+ */
+static void
+find_terminal(void)
+{
+	int fd;
+
+	for (fd = 0; fd < 3; fd++)
+		if (isatty(fd)) {
+			tty = fd;
+			return;
+		}
+}
+
+static int
+is_forwarded(int sig)
+{
+	int i;
+
+	for (i = 0; i < NFORWARDED; i++)
+		if (forwarded[i] == sig)
+			return 1;
+	return 0;
+}
+
+/*
+ * Handlers for the signals above, without SA_RESTART, so that a blocking
+ * call (a write to a full stderr, a lock wait) returns EINTR.  No signal
+ * is blocked: the self-pipe makes that unnecessary.  A signal that retry
+ * was started ignoring (nohup) stays ignored, one it was started blocking
+ * stays blocked; SIGPIPE is ignored so that a closed stderr cannot kill it.
+ */
+static void
+catch_signals(void)
+{
+	struct sigaction sa, ign;
+	int i;
+
+	if (sigprocmask(SIG_BLOCK, NULL, &original_mask) == -1)
+		fatal("sigprocmask");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	for (i = 0; i < NHANDLED; i++) {
+		if (sigaction(handled[i], handled[i] == SIGPIPE ? &ign : &sa,
+		    &original[i]) == -1)
+			fatal("sigaction");
+		changed[i] = 1;
+		if (original[i].sa_handler == SIG_IGN &&
+		    is_forwarded(handled[i])) {
+			if (sigaction(handled[i], &original[i], NULL) == -1)
+				fatal("sigaction");
+			changed[i] = 0;
+		}
+	}
+}
+
+/*
+ * Everything before the first attempt: the run's relay (whose descriptors
+ * every wait serves), the time past which messages do not wait, the
+ * terminal, the self-pipe and the handlers.  Whatever way retry exits
+ * later, the attempt goes first (abandon_attempt).
+ */
+void
+proc_init(struct relay *r, int64_t run_deadline)
+{
+	io = r;
+	deadline = run_deadline;
+	find_terminal();
+	open_wake_pipe();
+	catch_signals();
+	if (atexit(abandon_attempt) != 0)
+		fatal("atexit");
+}
+
+/* ---- Signals ------------------------------------------------------- */
+
+/* The lock wait's tick comes from the kernel; a SIGALRM someone sent is not. */
+static int
+sent_by_process(const siginfo_t *si)
+{
+	if (si == NULL)
+		return 1;
+#ifdef SI_TKILL
+	if (si->si_code == SI_TKILL)	/* tgkill(2), as raise(3) sends */
+		return 1;
+#endif
+	return si->si_code == SI_USER || si->si_code == SI_QUEUE;
+}
+
+/* A handler only records, and wakes the wait; the run loop does the work. */
+static void
+on_signal(int sig, siginfo_t *si, void *context)
+{
+	int saved = errno, i;
+	ssize_t n;
+
+	(void)context;
+	if (sig == SIGCHLD)
+		child_changed = 1;
+	else if (sig == SIGCONT)
+		continued = 1;
+	else if (sig != SIGALRM || !ticking || sent_by_process(si)) {
+		for (i = 0; i < NFORWARDED; i++)
+			if (forwarded[i] == sig)
+				caught[i] = 1;
+		signalled = 1;
+	}
+	pending = 1;
+	n = write(wake[1], "", 1);	/* full: a wake is pending anyway */
+	(void)n;
+	errno = saved;
+}
+
+/* The first forwarded signal caught since the last call, or 0. */
+int
+proc_caught(void)
+{
+	int i;
+
+	for (i = 0; i < NFORWARDED; i++)
+		if (caught[i]) {
+			caught[i] = 0;
+			return forwarded[i];
+		}
+	return 0;
+}
+
+static int
+any_caught(void)
+{
+	int i;
+
+	for (i = 0; i < NFORWARDED; i++)
+		if (caught[i])
+			return 1;
+	return 0;
+}
+
+/* Empties the self-pipe; the flags say what came. */
+static void
+take_wake(void)
+{
+	char buf[64];
+
+	pending = 0;
+	while (read(wake[0], buf, sizeof(buf)) > 0)
+		continue;
+}
+
+/* ---- The one wait -------------------------------------------------- */
+
+/*
+ * The end of a sleep, to the target: clock_nanosleep()'s slack is a
+ * fixed 50 us, where poll()'s grows with the timeout (Linux: 0.1 %, so a
+ * 10 s delay would end 10 ms late).  A signal ends it at once (EINTR);
+ * one that came just before it waits at most FINE_NS.
+ */
+static int
+sleep_exactly(int64_t until)
+{
+	struct timespec ts;
+	int e;
+
+	ts.tv_sec = (time_t)(until / NS_PER_SEC);
+	ts.tv_nsec = (long)(until % NS_PER_SEC);
+	e = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	if (e != 0 && e != EINTR) {
+		errno = e;
+		fatal("clock_nanosleep");
+	}
+	return e == EINTR;
+}
+
+/*
+ * The one wait: sleeps until a signal comes (the self-pipe), relay's
+ * descriptors are ready (their I/O is done here), or the monotonic time
+ * until passes.  Returns 1 when something happened, 0 when nothing did
+ * (the callers look at the clock and the flags again).  A long sleep wakes
+ * a little early in poll(), then sleeps the rest exactly.
+ */
+static int
+wait_event(int64_t until)
+{
+	struct pollfd fds[1 + RELAY_NFDS];
+	int64_t left;
+	int n = 1, now = 0, timeout = -1, ready;
+
+	if (pending) {
+		take_wake();
+		return 1;
+	}
+	fds[0].fd = wake[0];
+	fds[0].events = POLLIN;
+	if (io != NULL)
+		n += relay_poll(io, fds + 1, &now);
+	if (now)
+		timeout = 0;
+	else if (until != NEVER) {
+		if ((left = until - monotonic_now()) <= 0)
+			return 0;
+		if (left < FINE_NS)
+			return sleep_exactly(until);
+		left -= left / 512 + FINE_NS / 2;
+		timeout = left / 1000000 > INT_MAX ? INT_MAX :
+		    (int)(left / 1000000);
+	}
+	if ((ready = poll(fds, (nfds_t)n, timeout)) == -1) {
+		if (errno != EINTR)
+			fatal("poll");
+		return 1;	/* the handler set pending */
+	}
+	if (fds[0].revents != 0)
+		take_wake();
+	if ((ready > (fds[0].revents != 0) || now) &&
+	    relay_service(io, fds + 1, n - 1) == -1)
+		fatal("%s", io->failed);
+	return ready > 0 || now;
+}
+
+/* Sleeps until the monotonic time until; returns a signal that cut it short. */
+int
+proc_sleep(int64_t until)
+{
+	int sig;
+
+	while ((sig = proc_caught()) == 0 && monotonic_now() < until)
+		(void)wait_event(until);
+	return sig;
+}
+
+/*
+ * Output still in flight goes out before retry moves on; a signal for
+ * retry cuts it short (the caller handles it, it is not lost).
+ */
+void
+proc_drain(void)
+{
+	while (!relay_output_done(io) && !any_caught())
+		(void)wait_event(NEVER);
+}
+
+/*
+ * Before each write of a message to fd: 1 when it may be written (poll(2)
+ * says so, or will say why not), 0 when it is to be dropped because a
+ * forwarded signal came or the run's deadline passed while fd was full,
+ * -1 before proc_init() (no signal to wait for: write as is).
+ */
+int
+proc_may_write(int fd)
+{
+	struct pollfd p[2];
+	int64_t left;
+	int timeout;
+
+	if (wake[0] == -1)
+		return -1;
+	p[0].fd = fd;
+	p[0].events = POLLOUT;
+	p[1].fd = wake[0];
+	p[1].events = POLLIN;
+	for (;;) {
+		timeout = -1;
+		if (signalled)
+			timeout = 0;
+		else if (deadline != NEVER) {
+			left = deadline - monotonic_now();
+			timeout = left <= 0 ? 0 : left / 1000000 >= INT_MAX ?
+			    INT_MAX : (int)(left / 1000000) + 1;
+		}
+		if (poll(p, 2, timeout) == -1 && errno != EINTR)
+			return 1;	/* write(2) will say what is wrong */
+		if (p[0].revents != 0)
+			return 1;
+		if (signalled || timeout == 0)
+			return 0;
+		if (p[1].revents != 0)
+			take_wake(), pending = 1;	/* for the run loop */
+	}
+}
+
+/*
+ * Takes the fcntl(2) lock fl on fd, waiting while another process holds
+ * it: in the kernel (F_SETLKW), so that the holder's release wakes us at
+ * once.  A signal ends the wait (EINTR, no SA_RESTART); so does until,
+ * through a one-shot timer that also bounds, to TICK_NS, how late a
+ * signal that came just before the F_SETLKW is seen.  *sig gets the
+ * signal for LOCK_SIGNAL.  Without proc_init() (--circuit-status) signals
+ * keep their default actions: a plain F_SETLKW.
+ */
+enum lock_wait
+proc_lock(int fd, const struct flock *lock, int64_t until, int *sig)
+{
+	struct flock fl = *lock;
+	struct itimerval tick, off;
+	int64_t left;
+	int ret, e;
+
+	memset(&off, 0, sizeof(off));
+	for (;;) {
+		if (fcntl(fd, wake[0] == -1 ? F_SETLKW : F_SETLK, &fl) == 0)
+			return LOCK_TAKEN;
+		if (errno == EINTR && wake[0] == -1)
+			continue;
+		if (errno != EAGAIN && errno != EACCES)
+			return LOCK_FAILED;
+		if ((*sig = proc_caught()) != 0)
+			return LOCK_SIGNAL;
+		if ((left = until - monotonic_now()) <= 0)
+			return LOCK_TIMEOUT;
+		if (left > TICK_NS)
+			left = TICK_NS;
+		memset(&tick, 0, sizeof(tick));
+		tick.it_value.tv_usec = (suseconds_t)((left + 999) / 1000);
+		ticking = 1;
+		if (setitimer(ITIMER_REAL, &tick, NULL) == -1)
+			fatal("setitimer");
+		ret = fcntl(fd, F_SETLKW, &fl);
+		e = errno;
+		/* Off before the flag: a late tick is still taken for one. */
+		if (setitimer(ITIMER_REAL, &off, NULL) == -1)
+			fatal("setitimer");
+		ticking = 0;
+		if (ret == 0)
+			return LOCK_TAKEN;
+		if (e != EINTR) {
+			errno = e;
+			return LOCK_FAILED;
+		}
+		if (io != NULL)
+			(void)wait_event(0);	/* relay's I/O, meanwhile */
+	}
+}
+
+/* ---- The terminal -------------------------------------------------- */
+
+static int
+in_foreground(void)
+{
+	return tty != -1 && tcgetpgrp(tty) == getpgrp();
+}
+
+/* sigprocmask(how) of SIGTTOU alone. */
+static int
+mask_ttou(int how)
+{
+	sigset_t ttou;
+
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	return sigprocmask(how, &ttou, NULL);
+}
+
+/*
+ * While the attempt holds the terminal, retry is in the background:
+ * tcsetpgrp() and what retry relays to the terminal for the attempt (its
+ * output, under "stty tostop") would raise SIGTTOU.  Blocked, it lets
+ * both through.
+ */
+static void
+note_lent(pid_t pgid)
+{
+	lent = pgid;
+	if (mask_ttou(SIG_BLOCK) == -1)
+		fatal("sigprocmask");
+}
+
+static void
+lend_terminal(void)
+{
+	note_lent(child);
+	if (tcsetpgrp(tty, child) == -1)
+		warning("cannot give the terminal to the command");
+}
+
+/* Before retry prints or sleeps, the terminal is its own again. */
+static void
+take_terminal_back(void)
+{
+	if (lent == 0)
+		return;
+	lent = 0;
+	if (tcsetpgrp(tty, getpgrp()) == -1)
+		warning("cannot take the terminal back");
+	if (!sigismember(&original_mask, SIGTTOU) && mask_ttou(SIG_UNBLOCK) ==
+	    -1)
+		fatal("sigprocmask");
+}
+
+/* ---- Starting an attempt ------------------------------------------- */
+
+/* execve(2), and /bin/sh for a file without "#!", as execvp(3) does. */
+static void
+exec_file(const char *path, char *const argv[])
+{
+	extern char **environ;
+	struct stat st;
+
+	(void)execve(path, argv, environ);
+	if (errno == EACCES && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		errno = EISDIR;		/* as the shell says it */
+	if (errno != ENOEXEC)
+		return;
+	sh_argv[1] = (char *)path;
+	(void)execve("/bin/sh", sh_argv, environ);
+	errno = ENOEXEC;
+}
+
+/*
+ * execvp(3), as POSIX describes it, with no allocation (this runs in the
+ * vfork() child) and with /bin/sh for a file without "#!" everywhere
+ * (musl's execvp has no such fallback).  Returns with errno set.
+ */
+static void
+exec_path(char *const argv[])
+{
+	char path[PATH_MAX];
+	const char *dirs, *end;
+	size_t dlen, flen = strlen(argv[0]);
+	int denied = 0;
+
+	if (strchr(argv[0], '/') != NULL) {
+		exec_file(argv[0], argv);
+		return;
+	}
+	if ((dirs = getenv("PATH")) == NULL)
+		dirs = "/usr/bin:/bin";
+	for (;; dirs = end + 1) {
+		if ((end = strchr(dirs, ':')) == NULL)
+			end = dirs + strlen(dirs);
+		dlen = (size_t)(end - dirs);
+		if (dlen == 0)		/* an empty entry is the current one */
+			dirs = ".", dlen = 1;
+		if (dlen + flen + 2 <= sizeof(path)) {
+			memcpy(path, dirs, dlen);
+			path[dlen] = '/';
+			memcpy(path + dlen + 1, argv[0], flen + 1);
+			exec_file(path, argv);
+			if (errno == EACCES || errno == EISDIR)
+				denied = 1;
+			else if (errno != ENOENT && errno != ENOTDIR &&
+			    errno != ENAMETOOLONG && errno != ELOOP)
+				return;
+		}
+		if (*end == '\0')
+			break;
+	}
+	errno = denied ? EACCES : ENOENT;
+}
+
+/*
+ * In the vfork() child, which borrows retry's memory and stack until it
+ * execs: its own process group, the terminal if retry lends it, the
+ * dispositions retry changed and the mask it was started with, the stdio
+ * that relay chose; then the command.  Only system calls, no allocation,
+ * nothing that retry's memory would keep: an exec failure reaches retry
+ * through child_error, as vfork() leaves it there.
+ */
+static void
+exec_child(char *const argv[], int lend)
+{
+	int i;
+
+	if (setpgid(0, 0) == -1)
+		goto fail;
+	/* Every signal is blocked here, SIGTTOU too: no stop for this. */
+	if (lend)
+		(void)tcsetpgrp(tty, getpid());	/* the parent checks */
+	for (i = 0; i < NHANDLED; i++)
+		if (changed[i] && sigaction(handled[i], &original[i], NULL) ==
+		    -1)
+			goto fail;
+	for (i = 0; i < 3; i++)
+		if (io->child_fd[i] != -1 && dup2(io->child_fd[i], i) == -1)
+			goto fail;
+	if (sigprocmask(SIG_SETMASK, &original_mask, NULL) == -1)
+		goto fail;
+	exec_path(argv);
+fail:
+	child_error = errno;
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* argv with /bin/sh in front, for exec_file(); the path goes in [1]. */
+static void
+make_sh_argv(char *const argv[])
+{
+	size_t n;
+
+	for (n = 0; argv[n] != NULL; n++)
+		continue;
+	if ((sh_argv = malloc((n + 2) * sizeof(*sh_argv))) == NULL)
+		fatal("malloc");
+	sh_argv[0] = "/bin/sh";
+	memcpy(sh_argv + 2, argv + 1, n * sizeof(*sh_argv));
+}
+
+/*
+ * Starts argv in a process group of its own, lent the terminal when retry
+ * is in the foreground.  Returns 0, or the error that kept the command
+ * from running (its child then reaped).
+ *
+ * vfork(): the child borrows retry's memory until it execs, so no page
+ * table is copied (fork), and it can do what must come before exec (its
+ * group, the terminal), which posix_spawn() cannot.  Every signal is
+ * blocked around it, so that none of retry's handlers runs in the child.
+ */
+static int
+start(char *const argv[], int lend)
+{
+	sigset_t all, saved;
+	int e, status;
+
+	if (sh_argv == NULL)
+		make_sh_argv(argv);
+	sigfillset(&all);
+	if (sigprocmask(SIG_SETMASK, &all, &saved) == -1)
+		fatal("sigprocmask");
+	child_error = 0;
+	if ((child = vfork()) == 0)
+		exec_child(argv, lend);
+	e = child == -1 ? errno : child_error;
+	if (sigprocmask(SIG_SETMASK, &saved, NULL) == -1)
+		fatal("sigprocmask");
+	if (child == -1) {
+		child = 0;
+		return e;
+	}
+	if (lend) {
+		note_lent(child);
+		if (e == 0 && tcgetpgrp(tty) != child)
+			warning("cannot give the terminal to the command");
+	}
+	if (e == 0)
+		return 0;
+	while (waitpid(child, &status, 0) == -1)
+		if (errno != EINTR)
+			fatal("waitpid");
+	child = 0;
+	take_terminal_back();
+	return e;
+}
+
+/* ---- Watching it ----------------------------------------------------- */
+
+static void
+signal_group(int sig)
+{
+	char name[32];
+
+	/* ESRCH: the whole group is gone already. */
+	if (killpg(child, sig) == -1 && errno != ESRCH)
+		warning("cannot send %s to the command",
+		    signal_name(name, sizeof(name), sig));
+}
+
+/* SIGCONT after the signal, so that a stopped group acts on it. */
+static void
+signal_attempt(int sig)
+{
+	signal_group(sig);
+	if (sig != SIGKILL && sig != SIGCONT)
+		signal_group(SIGCONT);
+}
+
+/*
+ * The attempt was stopped by the terminal: Ctrl-Z while it held it, or
+ * using it from the background.  Without retry in between, the terminal
+ * would have stopped the job retry belongs to; so retry stops its own
+ * process group with the same signal, and the calling shell, a script's
+ * included, sees its job stop.  Once continued (fg or bg), retry lends the
+ * terminal again if it is back in the foreground, and continues the
+ * attempt.  An orphaned group cannot be stopped: the kernel discards the
+ * signal (no SIGCONT follows).  No one could continue the attempt then
+ * either, so it gets SIGHUP and SIGCONT, as the kernel treats a stopped
+ * process in an orphaned group; otherwise retry would spin continuing an
+ * attempt that stops again at once.  A stop from elsewhere (SIGSTOP, or
+ * SIGTSTP while the attempt was not in the foreground) is left to whoever
+ * sent it.
+ */
+static void
+follow_stop(int sig)
+{
+	char name[32];
+
+	if ((sig != SIGTSTP || lent == 0) && sig != SIGTTIN && sig != SIGTTOU)
+		return;
+	take_terminal_back();
+	continued = 0;
+	if (kill(0, sig) == -1)
+		warning("cannot stop with %s", signal_name(name, sizeof(name),
+		    sig));
+	if (!continued) {
+		detail("cannot stop with the attempt (orphaned process "
+		    "group); it gets SIGHUP");
+		signal_attempt(SIGHUP);
+		return;
+	}
+	if (in_foreground())
+		lend_terminal();
+	signal_group(SIGCONT);
+}
+
+/*
+ * Has the attempt ended?  Then it is reaped into *status.  A stop is
+ * passed on first (follow_stop).  The kernel is asked only after a
+ * SIGCHLD.  When retry stopped the attempt, what is left of its group is
+ * killed before the leader is reaped: the unreaped leader still holds the
+ * group's number, so no other group can have taken it.
+ */
+static int
+reaped(int *status, int kill_rest)
+{
+	siginfo_t si;
+
+	if (!child_changed)
+		return 0;
+	child_changed = 0;
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)child, &si, WEXITED | WSTOPPED |
+		    WNOHANG | WNOWAIT) == -1)
+			fatal("waitid");
+		if (si.si_pid == 0)
+			return 0;
+		if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED ||
+		    si.si_code == CLD_DUMPED)
+			break;
+		if (waitpid(child, status, WUNTRACED | WNOHANG) == -1)
+			fatal("waitpid");
+		follow_stop(si.si_status);
+	}
+	if (kill_rest)
+		signal_group(SIGKILL);
+	while (waitpid(child, status, 0) == -1)
+		if (errno != EINTR)
+			fatal("waitpid");
+	child = 0;
+	return 1;
+}
+
+/*
+ * Sleeps until the attempt ends, forwarding every signal retry catches,
+ * stopping it with lim->signal at lim->at and with SIGKILL kill_after
+ * later.
+ */
+static void
+watch(const struct limit *lim, struct ending *e)
+{
+	int64_t now, kill_at = NEVER;
+	int sig, status;
+
+	while (!reaped(&status, e->stopped)) {
+		while ((sig = proc_caught()) != 0) {
+			if (e->signal == 0)
+				e->signal = sig;
+			signal_attempt(sig);
+		}
+		now = monotonic_now();
+		if (!e->stopped && now >= lim->at) {
+			e->stopped = 1;
+			signal_attempt(lim->signal);
+			kill_at = lim->kill_after < NEVER - now ?
+			    now + lim->kill_after : NEVER;
+		}
+		if (e->stopped && now >= kill_at) {
+			signal_group(SIGKILL);
+			kill_at = NEVER;
+		}
+		(void)wait_event(e->stopped ? kill_at : lim->at);
+	}
+	if (WIFSIGNALED(status)) {
+		e->termsig = WTERMSIG(status);
+		e->status = 128 + e->termsig;
+	} else
+		e->status = WEXITSTATUS(status);
+}
+
+/*
+ * Runs argv once, with the stdio relay prepared for it, and says what
+ * came of it in *e.  After it: its output is out, the terminal is retry's
+ * again, and a SIGINT or SIGQUIT that the attempt got from the keyboard
+ * while it held the terminal is passed on to retry's own process group, as
+ * the terminal would have sent it there without retry in between: the
+ * shell running a script must see it to stop the script (and run its
+ * trap).
+ */
+void
+proc_run(char *const argv[], const struct limit *lim, struct ending *e)
+{
+	int sig, keyboard;
+
+	memset(e, 0, sizeof(e[0]));
+	if (relay_prepare(io) == -1)
+		fatal("%s", io->failed);
+	e->error = start(argv, in_foreground());
+	if (relay_forked(io) == -1)
+		fatal("close");
+	if (e->error == 0)
+		watch(lim, e);
+	keyboard = lent != 0 && !e->stopped &&
+	    (e->termsig == SIGINT || e->termsig == SIGQUIT);
+	take_terminal_back();
+	if (keyboard && kill(0, e->termsig) == -1)
+		warning("kill");
+	if (relay_attempt_ended(io) == -1)
+		fatal("%s", io->failed);
+	proc_drain();
+	/* One that came as the attempt ended, or the one just passed on. */
+	if ((sig = proc_caught()) != 0 && e->signal == 0)
+		e->signal = sig;
+}
+
+/* ---- The end ------------------------------------------------------- */
+
+/*
+ * However retry exits, an attempt still running goes first, all of its
+ * group, and the terminal is taken back: a failure of retry's own (125)
+ * must not leave a command running that no one watches.
+ */
+static void
+abandon_attempt(void)
+{
+	int status;
+
+	if (child > 0) {
+		signal_group(SIGKILL);
+		while (waitpid(child, &status, 0) == -1 && errno == EINTR)
+			continue;
+		child = 0;
+	}
+	take_terminal_back();
+}
+
+/*
+ * Dies of sig the way the default action would, so that a calling shell
+ * sees the interruption (Cracauer, "Proper handling of SIGINT/SIGQUIT"):
+ * core dumps off, default action, unblocked, raised.
+ */
+void
+proc_die(int sig)
+{
+	struct rlimit nocore;
+	struct sigaction sa;
+	sigset_t set;
+
+	abandon_attempt();
+	nocore.rlim_cur = nocore.rlim_max = 0;
+	if (setrlimit(RLIMIT_CORE, &nocore) == -1)
+		warning("setrlimit");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	if (sigaction(sig, &sa, NULL) == -1 ||
+	    sigprocmask(SIG_UNBLOCK, &set, NULL) == -1 || raise(sig) != 0)
+		warning("cannot die of signal %d", sig);
+	_exit(128 + sig);
+}

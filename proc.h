@@ -1,0 +1,49 @@
+/*
+ * Process control: each attempt in a process group of its own, lent the
+ * terminal while retry has it, watched until it ends; the signals retry
+ * catches; and the one wait in which every part of retry sleeps.
+ */
+#ifndef PROC_H
+#define PROC_H
+
+#include <fcntl.h>
+#include <stdint.h>
+
+#include "msg.h"
+
+#define NEVER		INT64_MAX	/* a time that never comes */
+
+struct relay;
+
+/* When retry stops an attempt, and how. */
+struct limit {
+	int64_t		 at;		/* monotonic ns, or NEVER */
+	int		 signal;	/* sent at that time */
+	int64_t		 kill_after;	/* then SIGKILL, this much later */
+};
+
+/* What came of an attempt: facts only; retry.c decides what they mean. */
+struct ending {
+	int		 error;		/* it never ran: errno, else 0 */
+	int		 status;	/* as the shell's $?: exit or 128 + signal */
+	int		 termsig;	/* it died of this signal, or 0 */
+	int		 stopped;	/* retry stopped it at the limit */
+	int		 signal;	/* a signal retry caught meanwhile, or 0 */
+};
+
+/* How a wait for a lock ended. */
+enum lock_wait { LOCK_TAKEN, LOCK_FAILED, LOCK_TIMEOUT, LOCK_SIGNAL };
+
+void		 proc_hold_stdio(void);
+void		 proc_init(struct relay *, int64_t);
+void		 proc_run(char *const [], const struct limit *, struct ending *);
+int		 proc_sleep(int64_t);
+enum lock_wait	 proc_lock(int, const struct flock *, int64_t, int *);
+int		 proc_caught(void);
+void		 proc_drain(void);
+int		 proc_may_write(int);
+void		 proc_die(int) NORETURN;
+int64_t		 monotonic_now(void);
+int64_t		 realtime_now(void);
+
+#endif
