@@ -99,8 +99,8 @@ hint_make(void)
 }
 
 /*
- * Emptied before each attempt; made again if an attempt removed it.
- * O_NONBLOCK: a FIFO that an attempt left there must not hold retry.
+ * Emptied before each attempt: whatever the last one left at the path
+ * (a file, a FIFO, a symbolic link) is removed and an empty file made.
  */
 void
 hint_clear(void)
@@ -109,8 +109,10 @@ hint_clear(void)
 
 	if (hint_file[0] == '\0')
 		return;
-	if ((fd = open(hint_file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-	    O_NONBLOCK | O_CLOEXEC, 0600)) == -1 || close(fd) == -1)
+	if (unlink(hint_file) == -1 && errno != ENOENT)
+		fatal("%s", hint_file);
+	if ((fd = open(hint_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600)) == -1 || close(fd) == -1)
 		fatal("%s", hint_file);
 }
 
@@ -132,12 +134,11 @@ hint_read(char *buf, size_t size, const char **why)
 		*why = strerror(errno);
 		return NULL;
 	}
-	if (fstat(fd, &st) == -1)
+	if (fstat(fd, &st) == -1 ||
+	    (S_ISREG(st.st_mode) && (n = read(fd, buf, size - 1)) == -1))
 		*why = strerror(errno);
 	else if (!S_ISREG(st.st_mode))
 		*why = "not a regular file";
-	else if ((n = read(fd, buf, size - 1)) == -1)
-		*why = strerror(errno);
 	e = errno;
 	if (close(fd) == -1) {
 		*why = strerror(errno);

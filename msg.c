@@ -79,7 +79,7 @@ write_stderr(const char *line, size_t len)
 	struct sigaction ign, old;
 	size_t done = 0;
 	ssize_t n;
-	int ready = 0, swapped = 0;
+	int ready, swapped = 0;
 
 	while (!stderr_broken && done < len) {
 		/* -1: no run yet, so no signal to wait for either. */
@@ -121,7 +121,7 @@ vmessage(const char *fmt, va_list ap, const char *suffix)
 	len = strlen(raw);
 	if (suffix != NULL)
 		(void)snprintf(raw + len, sizeof(raw) - len, ": %s", suffix);
-	memcpy(line, "retry: ", 7);
+	(void)snprintf(line, sizeof(line), "retry: ");
 	len = 7 + escape(line + 7, sizeof(line) - 8, raw, strlen(raw));
 	line[len++] = '\n';
 	(void)write_stderr(line, len);

@@ -4,7 +4,7 @@
  * subtlety of signals and job control is here, each with its why.
  */
 /* vfork() left POSIX in 2008: glibc and musl show it with this. */
-#define _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -681,8 +681,9 @@ start(char *const argv[], int lend)
 	if (sigprocmask(SIG_SETMASK, &all, &saved) == -1)
 		fatal("sigprocmask");
 	child_error = 0;
-	if ((child = vfork()) == 0)
-		exec_child(argv, lend);
+	/* The child only makes system calls and execs: see exec_child(). */
+	if ((child = vfork()) == 0)	/* NOLINT(clang-analyzer-security.insecureAPI.vfork) */
+		exec_child(argv, lend);	/* NOLINT(clang-analyzer-unix.Vfork) */
 	e = child == -1 ? errno : child_error;
 	if (sigprocmask(SIG_SETMASK, &saved, NULL) == -1)
 		fatal("sigprocmask");

@@ -293,11 +293,11 @@ check_record(const struct policy *p, int ret, const char *err)
 
 /*
  * One update of the shared record, under its lock: waiting for another
- * run that holds it ends at the deadline or at a signal (r NULL: --circuit
- * commands, which wait as long as it takes).
+ * run that holds it ends at until (DEADLINE) or at a signal (r NULL:
+ * --circuit commands, which wait as long as it takes).
  */
 static enum outcome
-update_record(const struct policy *p, struct run *r,
+update_record(const struct policy *p, struct run *r, int64_t until,
     int (*change)(struct record *, void *), void *arg)
 {
 	struct flock whole;
@@ -307,15 +307,16 @@ update_record(const struct policy *p, struct run *r,
 	memset(&whole, 0, sizeof(whole));
 	whole.l_type = F_WRLCK;
 	whole.l_whence = SEEK_SET;
-	switch (proc_lock(circuit.fd, &whole, r ? r->deadline : NEVER, &sig)) {
+	switch (proc_lock(circuit.fd, &whole, until, &sig)) {
 	case LOCK_TAKEN:
 		break;
 	case LOCK_FAILED:
 		fatal("%s", circuit.path);
 	case LOCK_TIMEOUT:
 		return DEADLINE;
-	case LOCK_SIGNAL:
-		r->interrupt = sig;
+	case LOCK_SIGNAL:	/* only in a run: r is set */
+		if (r != NULL)
+			r->interrupt = sig;
 		return INTERRUPTED;
 	}
 	check_record(p, circuit_update(&circuit, change, arg, err,
@@ -346,7 +347,7 @@ wait_for_circuit(const struct policy *p, struct run *r)
 	for (;;) {
 		a.now = realtime_now();
 		a.self = getpid();
-		if ((o = update_record(p, r, circuit_admit, &a)) != RUNNING)
+		if ((o = update_record(p, r, r->deadline, circuit_admit, &a)) != RUNNING)
 			return o;
 		if (a.verdict == ADMIT_WAIT) {
 			/* Half-open elsewhere: look again in 50-150 ms. */
@@ -364,7 +365,7 @@ wait_for_circuit(const struct policy *p, struct run *r)
 		b.now = a.now;
 		b.window = p->budget_window;
 		b.n = p->budget;
-		if ((o = update_record(p, r, circuit_take_retry, &b)) != RUNNING)
+		if ((o = update_record(p, r, r->deadline, circuit_take_retry, &b)) != RUNNING)
 			return o;
 		if (b.granted)
 			return RUNNING;
@@ -429,7 +430,9 @@ tell_circuit(const struct policy *p, struct run *r)
 	res.cool = p->cool;
 	res.cap = p->cap;
 	res.u = rng_uniform(&r->aside);
-	if (update_record(p, r, circuit_result, &res) != RUNNING)
+	/* Interrupted: the run ends now, not after a wait for the lock. */
+	if (update_record(p, r, r->interrupt != 0 ? 0 : r->deadline,
+	    circuit_result, &res) != RUNNING)
 		detail("circuit %s: the end of attempt %ld was not recorded",
 		    p->circuit, r->attempt);
 }
@@ -804,10 +807,11 @@ circuit_command(const struct policy *p)
 	if (circuit_open(&circuit, p->circuit, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	if (p->circuit_command == CIRCUIT_RESET) {
-		(void)update_record(p, NULL, circuit_reset, NULL);
+		(void)update_record(p, NULL, NEVER, circuit_reset, NULL);
 		return 0;
 	}
-	(void)update_record(p, NULL, circuit_read, &rec);
+	memset(&rec, 0, sizeof(rec));
+	(void)update_record(p, NULL, NEVER, circuit_read, &rec);
 	now = realtime_now();
 	if (printf("circuit:   %s\nstate:     %s", p->circuit,
 	    circuit_state_name(rec.state)) < 0)

@@ -1,0 +1,193 @@
+#!/usr/bin/env bats
+# Faults around retry: a full stderr, a FIFO where the hint should be, a
+# lock that another run holds, a failure of retry itself in the middle of
+# an attempt, no processes left to start one.  In every state a signal
+# must end retry at once, and nothing may be left running.
+load common
+load helpers/p-lib
+
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-30}
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/state
+}
+
+teardown() {
+	local p
+	for p in $(cat kill.pids 2>/dev/null); do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+}
+
+# later PID: kill PID in teardown, should the test stop before it ends.
+later() {
+	echo "$1" >>kill.pids
+}
+
+# term_and_time PID: sends SIGTERM to PID and waits for it; sets $rc to
+# its status and $took to the milliseconds it took to end.
+term_and_time() {
+	local t0
+	t0=$(now_ms)
+	kill -TERM "$1"
+	rc=0
+	wait "$1" || rc=$?
+	took=$(($(now_ms) - t0))
+	echo "status $rc after $took ms"
+}
+
+@test "SIGTERM while retry waits to write a message to a full stderr: 143 at once" {
+	# A reader that never reads; the attempt fills the pipe from behind.
+	mkfifo ef
+	(exec 7<>ef; sleep 30) 3>&- &
+	later $!
+	"$RETRY" -b 20ms -n 5 sh -c 'head -c 200000 /dev/zero >&2 & sleep 0.05
+		exit 1' 2>ef 3>&- &
+	local pid=$!
+	later "$pid"
+	# Its "next in" message waits for room in the pipe.
+	sleep 0.5
+	alive "$pid"
+	term_and_time "$pid"
+	[ "$rc" -eq 143 ]
+	# Typically 1-10 ms; the bound is for a loaded machine.
+	[ "$took" -lt 250 ]
+}
+
+@test "a FIFO that an attempt leaves at RETRY_AFTER_FILE holds retry neither after the attempt nor before the next" {
+	run -1 --separate-stderr "$RETRY" -v -d 5 -n 3 -b 10ms sh -c '
+		rm -f "$RETRY_AFTER_FILE"; mkfifo "$RETRY_AFTER_FILE"; exit 1'
+	[ "$(grep -c 'no Retry-After hint: not a regular file' <<<"$stderr")" -eq 2 ]
+	[[ $stderr == *"attempt 3/3 failed with exit 1; giving up: no attempts left"* ]]
+}
+
+@test "SIGTERM while the attempt's end waits for the circuit's lock: 143 at once, the signal is not forgotten" {
+	[ -x /usr/bin/python3 ] || command -v python3 >/dev/null ||
+	    skip "no python3 to hold an fcntl lock (cb-lock)"
+	"$RETRY" --circuit lk true
+	"$RETRY" --circuit lk -b 10ms sh -c '
+		if [ "$RETRY_ATTEMPT" = 1 ]; then
+			trap "exit 1" TERM; touch started
+			sleep 30 & wait
+		fi
+		touch second' 2>err 3>&- &
+	local pid=$!
+	later "$pid"
+	wait_for started
+	# Another run holds the record when the attempt ends.
+	cb-lock "$RETRY_STATE_DIR/lk" ready 3>&- &
+	local holder=$!
+	later "$holder"
+	wait_for ready
+	term_and_time "$pid"
+	kill -KILL "$holder"
+	cat err
+	[ "$rc" -eq 143 ]
+	[ "$took" -lt 250 ]
+	[ ! -e second ]
+	[ "$(cat err)" = "retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIGTERM" ]
+}
+
+@test "SIGTERM while waiting for the circuit's lock before an attempt: 143 at once" {
+	[ -x /usr/bin/python3 ] || command -v python3 >/dev/null ||
+	    skip "no python3 to hold an fcntl lock (cb-lock)"
+	"$RETRY" --circuit lk true
+	cb-lock "$RETRY_STATE_DIR/lk" ready 3>&- &
+	local holder=$!
+	later "$holder"
+	wait_for ready
+	"$RETRY" --circuit lk touch ran 2>err 3>&- &
+	local pid=$!
+	later "$pid"
+	sleep 0.3
+	term_and_time "$pid"
+	kill -KILL "$holder"
+	[ "$rc" -eq 143 ]
+	[ "$took" -lt 250 ]
+	[ ! -e ran ]
+}
+
+@test "a released lock wakes the waiting run at once, not at its next look" {
+	[ -x /usr/bin/python3 ] || command -v python3 >/dev/null ||
+	    skip "no python3 to hold an fcntl lock (cb-lock)"
+	"$RETRY" --circuit lk true
+	cb-lock "$RETRY_STATE_DIR/lk" ready 3>&- &
+	local holder=$!
+	later "$holder"
+	wait_for ready
+	"$RETRY" --circuit lk touch ran 3>&- &
+	local pid=$!
+	later "$pid"
+	sleep 0.3
+	[ ! -e ran ]
+	kill -KILL "$holder"
+	wait "$holder" || true
+	wait_for ran 20
+	wait "$pid"
+}
+
+@test "a failure of retry itself during an attempt (125) stops the attempt's whole group first" {
+	# The copy of stdin passes a file size limit: retry exits 125.  The
+	# attempt ignores the SIGXFSZ that retry forwards, and leaves a child.
+	rc=0
+	(
+		ulimit -f 50
+		{ sleep 0.3; head -c 1000000 /dev/zero; } | "$RETRY" -I sh -c '
+			trap "" XFSZ; sleep 30 & echo $! >kid; echo $$ >pid
+			wait'
+	) 2>err || rc=$?
+	cat err
+	[ "$rc" -eq 125 ]
+	[ "$(cat err)" = "retry: temporary file: File too large" ]
+	gone "$(cat pid)"
+	gone "$(cat kid)"
+}
+
+need_nobody_and_prlimit() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run as another user"
+	id nobody >/dev/null 2>&1 || skip "no user nobody"
+	command -v setpriv >/dev/null || skip "no setpriv"
+	command -v prlimit >/dev/null || skip "no prlimit"
+	# The limit counts the processes of the user: nobody must have none.
+	[ -z "$(ps -u nobody -o pid= 2>/dev/null)" ] || skip "nobody runs processes"
+}
+
+@test "no process left for an attempt (EAGAIN): a failed attempt, retried, then 125 with its own message" {
+	need_nobody_and_prlimit
+	chmod 777 .
+	run -125 --separate-stderr prlimit --nproc=1 -- setpriv \
+	    --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+	    "$RETRY" -n 3 -b 10ms --report r.json touch ran
+	echo "$stderr"
+	[ "${#stderr_lines[@]}" -eq 3 ]
+	matches "${stderr_lines[0]}" '^retry: attempt 1/3 could not start: Resource temporarily unavailable; next in 0\.[0-9]{3}s$'
+	[ "${stderr_lines[2]}" = "retry: attempt 3/3 could not start: Resource temporarily unavailable; giving up: no attempts left" ]
+	[ ! -e ran ]
+	grep -q '"status": 125, .*"error": "Resource temporarily unavailable"' r.json
+	grep -q '"outcome": "attempts_exhausted"' r.json
+	grep -q '"exit_status": 125' r.json
+}
+
+@test "a shortage of processes that passes is ridden out: the next attempt runs" {
+	need_nobody_and_prlimit
+	chmod 777 .
+	# Two processes for nobody: this one and retry; none left for an attempt.
+	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+	    sleep 30 3>&- &
+	local blocker=$!
+	later "$blocker"
+	sleep 0.1
+	prlimit --nproc=2 -- setpriv --reuid=nobody --regid="$(id -g nobody)" \
+	    --clear-groups "$RETRY" -n 5 -b 300ms -j none touch ran 2>err 3>&- &
+	local pid=$!
+	later "$pid"
+	wait_for_text err 'could not start'
+	kill -KILL "$blocker"
+	rc=0
+	wait "$pid" || rc=$?
+	cat err
+	[ "$rc" -eq 0 ]
+	[ -e ran ]
+	[ "$(cat err)" = "retry: attempt 1/5 could not start: Resource temporarily unavailable; next in 0.300s" ]
+}
