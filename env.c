@@ -4,6 +4,9 @@
  * from it (an outer retry's key and deadline), and the kernel's
  * randomness, read once for the whole run.
  */
+/* getentropy(3) is not in POSIX 2008: glibc and musl show it with this. */
+#define _DEFAULT_SOURCE /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,10 +19,13 @@
 #include "parse.h"
 #include "proc.h"
 
-static unsigned char	 entropy[24];	/* 8 for the seed, 16 for a key */
+static unsigned char	 entropy[32];	/* seed 8, key 16, nonce 8 */
 static int		 have_entropy;
 
-/* One read of the kernel's generator, for all that the run draws. */
+/*
+ * One call for all that the run draws: getentropy(3), the getrandom(2)
+ * system call under it, or /dev/urandom where the kernel lacks it.
+ */
 static void
 kernel_random(void)
 {
@@ -29,6 +35,11 @@ kernel_random(void)
 
 	if (have_entropy)
 		return;
+	have_entropy = 1;
+	if (getentropy(entropy, sizeof(entropy)) == 0)
+		return;
+	if (errno != ENOSYS)
+		fatal("getentropy");
 	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) == -1)
 		fatal("/dev/urandom");
 	while (done < sizeof(entropy)) {
@@ -44,7 +55,6 @@ kernel_random(void)
 	}
 	if (close(fd) == -1)
 		fatal("/dev/urandom");
-	have_entropy = 1;
 }
 
 /*
@@ -61,6 +71,19 @@ random_seed(void)
 	for (i = 0; i < 8; i++)
 		seed = seed << 8 | entropy[i];
 	return seed;
+}
+
+/* 64 random bits apart from the seed and the key (the hint file's name). */
+uint64_t
+random_nonce(void)
+{
+	uint64_t nonce = 0;
+	int i;
+
+	kernel_random();
+	for (i = 24; i < 32; i++)
+		nonce = nonce << 8 | entropy[i];
+	return nonce;
 }
 
 /* A random UUID, version 4 (RFC 9562). */

@@ -1,14 +1,16 @@
 /*
- * Where retry writes for itself: scratch files that are unlinked as soon
- * as they are made, so they go with retry however it ends, and the
- * Retry-After hint file that each attempt finds in RETRY_AFTER_FILE.
+ * Where retry writes for itself: scratch files that have no name, or lose
+ * it at once, so that they go with retry however it ends; and the
+ * Retry-After hint file, which costs nothing until an attempt writes it.
  */
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +19,9 @@
 #include "files.h"
 #include "msg.h"
 
-static char	 hint_dir[PATH_MAX], hint_file[PATH_MAX];
+static int	 hint_dir = -1;		/* the private directory, open */
+static char	 hint_name[64];		/* this run's file in it */
+static char	 hint_path[PATH_MAX];	/* the two, for RETRY_AFTER_FILE */
 
 /*
  * fd moved above stdio and closed on exec: a stdin, stdout or stderr that
@@ -38,33 +42,39 @@ fd_keep(int fd)
 	return moved;
 }
 
-/*
- * "$TMPDIR/retry.XXXXXX" (TMPDIR empty or unset: /tmp) in buf, for
- * mkstemp() or mkdtemp(); *dir says which directory.  -1 if too long.
- */
-static int
-temp_template(char *buf, size_t size, const char **dir)
+/* $TMPDIR, or /tmp when it is unset or empty. */
+const char *
+temp_dir(void)
 {
-	*dir = getenv("TMPDIR");
-	if (*dir == NULL || **dir == '\0')
-		*dir = "/tmp";
-	if (snprintf(buf, size, "%s/retry.XXXXXX", *dir) >= (int)size) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
+	const char *dir = getenv("TMPDIR");
+
+	return dir == NULL || *dir == '\0' ? "/tmp" : dir;
 }
 
-/* An unlinked file in $TMPDIR: gone with retry, however retry ends. */
+/*
+ * A file without a name in $TMPDIR: gone with retry, however retry ends,
+ * even by SIGKILL.  Linux's O_TMPFILE never gives it one; elsewhere it is
+ * unlinked as soon as mkstemp() has made it.
+ */
 int
 scratch_file(void)
 {
 	char path[PATH_MAX];
-	const char *dir;
+	const char *dir = temp_dir();
 	int fd;
 
-	if (temp_template(path, sizeof(path), &dir) == -1 ||
-	    (fd = mkstemp(path)) == -1)
+#ifdef O_TMPFILE
+	if ((fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) != -1)
+		return fd_keep(fd);
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return -1;	/* the directory's own trouble */
+#endif
+	if (snprintf(path, sizeof(path), "%s/retry.XXXXXX", dir) >=
+	    (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = mkstemp(path)) == -1)
 		return -1;
 	if (unlink(path) == -1)
 		return -1;	/* retry exits 125, which closes fd */
@@ -72,55 +82,140 @@ scratch_file(void)
 }
 
 /*
- * RETRY_AFTER_FILE: an empty file in a directory of retry's own (0700),
- * where an attempt may write how long to wait before the next.  Returns
- * its path.
+ * The private directory of the hint files: $XDG_RUNTIME_DIR/retry, else
+ * $TMPDIR/retry-UID, else /tmp/retry-UID, made 0700 the first time, and
+ * after that only checked, as tmux checks its socket directory: a
+ * directory and not a symbolic link, ours, closed to everyone else.
+ * Returns its descriptor, or -1 with why in *why.
  */
-const char *
-hint_make(void)
+static int
+open_private_dir(char *path, size_t size, const char **why)
 {
-	const char *dir;
-	int fd;
+	static char said[PATH_MAX + 64];
+	const char *runtime = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	int fd, n;
 
-	if (temp_template(hint_dir, sizeof(hint_dir), &dir) == -1 ||
-	    mkdtemp(hint_dir) == NULL) {
-		hint_dir[0] = '\0';
-		fatal("cannot make a directory in %s", dir);
+	if (runtime != NULL && *runtime == '/')
+		n = snprintf(path, size, "%s/retry", runtime);
+	else
+		n = snprintf(path, size, "%s/retry-%ld", temp_dir(),
+		    (long)geteuid());
+	if (n < 0 || (size_t)n >= size) {
+		*why = strerror(ENAMETOOLONG);
+		return -1;
 	}
-	if (snprintf(hint_file, sizeof(hint_file), "%s/retry-after",
-	    hint_dir) >= (int)sizeof(hint_file)) {
-		errno = ENAMETOOLONG;
-		fatal("%s", hint_dir);
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 && errno == ENOENT &&
+	    (mkdir(path, 0700) == 0 || errno == EEXIST))
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1) {
+		/* ENOTDIR, and ELOOP (FreeBSD: EMLINK) for a symbolic link. */
+		*why = errno == ENOTDIR || errno == ELOOP || errno == EMLINK ?
+		    "not a directory" : strerror(errno);
+		(void)snprintf(said, sizeof(said), "%s: %s", path, *why);
+		*why = said;
+		return -1;
 	}
-	if ((fd = open(hint_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0600)) == -1 || close(fd) == -1)
-		fatal("%s", hint_file);
-	return hint_file;
+	if (fstat(fd, &st) == -1)
+		*why = strerror(errno);
+	else if (st.st_uid != geteuid())
+		*why = "belongs to another user";
+	else if ((st.st_mode & 077) != 0)
+		*why = "open to other users (not mode 0700)";
+	else
+		return fd_keep(fd);
+	if (close(fd) == -1)
+		*why = strerror(errno);
+	(void)snprintf(said, sizeof(said), "%s: %s", path, *why);
+	*why = said;
+	return -1;
 }
 
 /*
- * Emptied before each attempt: whatever the last one left at the path
- * (a file, a FIFO, a symbolic link) is removed and an empty file made.
+ * Sets up RETRY_AFTER_FILE for this run: a name of its own in the private
+ * directory, "PID-NONCE", that nothing makes; an attempt that has a hint
+ * creates the file.  Returns the path, or NULL when hints are off (why in
+ * *why).  The nonce keeps a file that a killed run left behind from being
+ * taken for a hint by a later run with the same process ID.
  */
-void
-hint_clear(void)
+const char *
+hint_open(uint64_t nonce, const char **why)
 {
+	char dir[PATH_MAX];
+
+	if ((hint_dir = open_private_dir(dir, sizeof(dir), why)) == -1)
+		return NULL;
+	(void)snprintf(hint_name, sizeof(hint_name), "%ld-%016llx",
+	    (long)getpid(), (unsigned long long)nonce);
+	if (snprintf(hint_path, sizeof(hint_path), "%s/%s", dir, hint_name) >=
+	    (int)sizeof(hint_path)) {
+		*why = strerror(ENAMETOOLONG);
+		return NULL;
+	}
+	return hint_path;
+}
+
+/* "PID-NONCE": the PID of a hint file's name, or 0. */
+static long
+hint_owner(const char *name)
+{
+	char *end;
+	long pid = strtol(name, &end, 10);
+
+	if (pid <= 0 || *end != '-' || strlen(end + 1) != 16 ||
+	    strspn(end + 1, "0123456789abcdef") != 16)
+		return 0;
+	return pid;
+}
+
+/*
+ * Removes the hint files of runs that are gone (killed before they could
+ * remove their own).  Run when a hint is used, so that a run without one
+ * never reads the directory.
+ */
+static void
+sweep(void)
+{
+	struct dirent *de;
+	DIR *d;
+	long pid;
 	int fd;
 
-	if (hint_file[0] == '\0')
+	if ((fd = dup(hint_dir)) == -1 || (d = fdopendir(fd)) == NULL) {
+		warning("reading the hint directory");
+		if (fd != -1 && close(fd) == -1)
+			warning("close");
 		return;
-	if (unlink(hint_file) == -1 && errno != ENOENT)
-		fatal("%s", hint_file);
-	if ((fd = open(hint_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0600)) == -1 || close(fd) == -1)
-		fatal("%s", hint_file);
+	}
+	while ((de = readdir(d)) != NULL)
+		if ((pid = hint_owner(de->d_name)) != 0 && pid != (long)getpid() &&
+		    kill((pid_t)pid, 0) == -1 && errno == ESRCH &&
+		    unlinkat(hint_dir, de->d_name, 0) == -1 && errno != ENOENT)
+			warning("removing a stale hint %s", de->d_name);
+	if (closedir(d) == -1)
+		warning("closedir");
+}
+
+/* Whatever the attempt left at the path goes, so that the next starts clean. */
+static void
+hint_remove(void)
+{
+	if (unlinkat(hint_dir, hint_name, 0) == 0 || errno == ENOENT)
+		return;
+	if (errno == EISDIR || errno == EPERM) {
+		if (unlinkat(hint_dir, hint_name, AT_REMOVEDIR) == 0)
+			return;
+	}
+	warning("%s", hint_path);
 }
 
 /*
  * What the last attempt wrote, in buf (NUL-terminated, at most size - 1
- * bytes), or NULL with the reason in *why.  Only a regular file is read,
- * and opening a FIFO with O_NONBLOCK does not wait for a writer: nothing
- * an attempt leaves there can hold retry.
+ * bytes), or NULL with the reason in *why, NULL when it wrote nothing.
+ * The file is removed after.  Only a regular file is read, and opening a
+ * FIFO with O_NONBLOCK does not wait for a writer: nothing an attempt
+ * leaves there can hold retry.
  */
 const char *
 hint_read(char *buf, size_t size, const char **why)
@@ -129,9 +224,16 @@ hint_read(char *buf, size_t size, const char **why)
 	ssize_t n = -1;
 	int fd, e;
 
-	if ((fd = open(hint_file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC)) == -1) {
-		*why = strerror(errno);
+	*why = NULL;
+	if (hint_dir == -1)
+		return NULL;
+	if ((fd = openat(hint_dir, hint_name, O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC)) == -1) {
+		if (errno != ENOENT)	/* ENOENT: no hint, the usual case */
+			*why = errno == ELOOP || errno == EMLINK ?
+			    "a symbolic link" : strerror(errno);
+		if (errno != ENOENT)
+			hint_remove();
 		return NULL;
 	}
 	if (fstat(fd, &st) == -1 ||
@@ -145,19 +247,31 @@ hint_read(char *buf, size_t size, const char **why)
 		n = -1;
 	}
 	errno = e;
+	hint_remove();
+	sweep();
 	if (n == -1)
 		return NULL;
 	buf[n] = '\0';
 	return buf;
 }
 
-/* The hint file and its directory go, on every way out but SIGKILL. */
+/*
+ * On every way out but SIGKILL, a hint that no one read goes too (one
+ * fstatat() finds whether there is one, so that a run that had none
+ * removes nothing).
+ */
 void
-hint_remove(void)
+hint_close(void)
 {
-	if (hint_file[0] != '\0' && unlink(hint_file) == -1 && errno != ENOENT)
-		warning("%s", hint_file);
-	if (hint_dir[0] != '\0' && rmdir(hint_dir) == -1)
-		warning("%s", hint_dir);
-	hint_file[0] = hint_dir[0] = '\0';
+	struct stat st;
+
+	if (hint_dir == -1)
+		return;
+	if (fstatat(hint_dir, hint_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		hint_remove();
+	else if (errno != ENOENT)
+		warning("%s", hint_path);
+	if (close(hint_dir) == -1)
+		warning("close");
+	hint_dir = -1;
 }

@@ -1,17 +1,18 @@
 /*
- * The files retry makes for itself: unlinked scratch files in $TMPDIR, and
- * the file where an attempt may leave a Retry-After hint.
+ * The files retry makes for itself: scratch files without a name, and the
+ * Retry-After hint file, which costs nothing until an attempt writes it.
  */
 #ifndef FILES_H
 #define FILES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 int		 fd_keep(int);
+const char	*temp_dir(void);
 int		 scratch_file(void);
-const char	*hint_make(void);
-void		 hint_clear(void);
+const char	*hint_open(uint64_t, const char **);
 const char	*hint_read(char *, size_t, const char **);
-void		 hint_remove(void);
+void		 hint_close(void);
 
 #endif

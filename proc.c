@@ -6,6 +6,9 @@
 /* vfork() left POSIX in 2008: glibc and musl show it with this. */
 #define _DEFAULT_SOURCE /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -74,6 +77,7 @@ static int		 tty = -1;	/* a standard stream that is the terminal */
 static pid_t		 child;		/* the attempt, also its process group */
 static pid_t		 lent;		/* the group we lent the terminal to */
 static volatile int	 child_error;	/* written by the vfork() child */
+static pid_t		 parent;	/* retry, as the child sees it */
 static char		**sh_argv;	/* /bin/sh FILE ARG...: a script sans #! */
 
 static void	 on_signal(int, siginfo_t *, void *);
@@ -627,6 +631,16 @@ exec_child(char *const argv[], int lend)
 
 	if (setpgid(0, 0) == -1)
 		goto fail;
+#ifdef PR_SET_PDEATHSIG
+	/*
+	 * Linux: the attempt dies with retry, even when retry is killed with
+	 * SIGKILL and cannot stop it.  Should retry be gone already, too late.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+		goto fail;
+	if (getppid() != parent)
+		_exit(EXIT_OWN_FAILURE);
+#endif
 	/* Every signal is blocked here, SIGTTOU too: no stop for this. */
 	if (lend)
 		(void)tcsetpgrp(tty, getpid());	/* the parent checks */
@@ -681,6 +695,7 @@ start(char *const argv[], int lend)
 	if (sigprocmask(SIG_SETMASK, &all, &saved) == -1)
 		fatal("sigprocmask");
 	child_error = 0;
+	parent = getpid();
 	/* The child only makes system calls and execs: see exec_child(). */
 	if ((child = vfork()) == 0)	/* NOLINT(clang-analyzer-security.insecureAPI.vfork) */
 		exec_child(argv, lend);	/* NOLINT(clang-analyzer-unix.Vfork) */

@@ -147,12 +147,12 @@ relay_init(struct relay *r, int replay, int hold, const regex_t *on,
 		r->rewind = r->start_offset != -1;
 	} else if (replay) {
 		if ((r->copy = scratch_file()) == -1)
-			return fail(r, "temporary file");
+			return fail(r, "--replay-stdin");
 		/* A closed stdin is held by /dev/null (retry.c): empty. */
 		r->replay = 1;
 	}
 	if (hold && (r->held = scratch_file()) == -1)
-		return fail(r, "temporary file");
+		return fail(r, "--buffer-stdout");
 	return 0;
 }
 

@@ -4,17 +4,20 @@
  * Output goes through stdio and is checked once, with ferror() and
  * fclose(), where the object is complete.
  */
+#include <sys/stat.h>
+
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "options.h"
 #include "parse.h"
-#include "files.h"
 #include "report.h"
 
 static void
@@ -49,36 +52,53 @@ put_seconds(FILE *f, int64_t ns)
 }
 
 /*
- * Makes the temporary file beside path at the start, so that a directory
- * that cannot take the report is a usage error before anything runs.
+ * Says up front whether the report can be written, so that a path that
+ * cannot take it is a usage error before anything runs: a directory is
+ * refused; a regular file, or a path that does not exist yet, needs a
+ * directory that retry may write (its temporary file is made there at the
+ * end); a device, a FIFO or a symbolic link is opened at the end and
+ * written in place.  The attempts wait in memory: nothing is made now.
  */
 int
 report_open(struct report *rep, const char *path)
 {
-	int fd;
+	struct stat st;
+	const char *slash;
+	size_t len;
 
 	memset(rep, 0, sizeof(*rep));
 	rep->path = path;
-	if ((fd = scratch_file()) == -1 || (rep->spool = fdopen(fd, "w+")) == NULL)
+	if ((rep->spool = open_memstream(&rep->attempts_text,
+	    &rep->attempts_len)) == NULL)
 		return -1;
-	if (strcmp(path, "-") == 0) {
-		rep->out = stderr;
+	if (strcmp(path, "-") == 0)
+		return 0;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		errno = EISDIR;	/* also through a symbolic link */
+		return -1;
+	}
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		rep->in_place = 1;
 		return 0;
 	}
-	if (snprintf(rep->temp, sizeof(rep->temp), "%s.XXXXXX", path) >=
-	    (int)sizeof(rep->temp)) {
+	if (errno != ENOENT && !S_ISREG(st.st_mode))
+		return -1;
+	/* The directory of path, where the temporary file will be. */
+	if ((slash = strrchr(path, '/')) == NULL)
+		(void)snprintf(rep->dir, sizeof(rep->dir), ".");
+	else if ((len = (size_t)(slash - path)) >= sizeof(rep->dir)) {
 		errno = ENAMETOOLONG;
 		return -1;
-	}
-	if ((fd = mkstemp(rep->temp)) == -1) {
-		rep->temp[0] = '\0';
+	} else
+		(void)snprintf(rep->dir, sizeof(rep->dir), "%.*s",
+		    (int)(len == 0 ? 1 : len), path);
+	if (stat(rep->dir, &st) == -1)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
 		return -1;
 	}
-	/* The attempts must not inherit it. */
-	if (fcntl(fd, F_SETFD, FD_CLOEXEC) == -1 ||
-	    (rep->out = fdopen(fd, "w")) == NULL)
-		return -1;
-	return 0;
+	return faccessat(AT_FDCWD, rep->dir, W_OK | X_OK, AT_EACCESS);
 }
 
 int
@@ -113,28 +133,109 @@ report_attempt(struct report *rep, const struct attempt_record *a)
 	return ferror(f) ? -1 : 0;
 }
 
+/* "PATH.retry-PID", the temporary file of the process pid for path. */
+static int
+temp_name(char *buf, size_t size, const char *path, long pid)
+{
+	if (snprintf(buf, size, "%s.retry-%ld", path, pid) < (int)size)
+		return 0;
+	errno = ENAMETOOLONG;
+	return -1;
+}
+
 /*
- * Writes the whole object and puts it in place; on failure the temporary
- * file is removed and errno says why.
+ * Removes the temporary files that killed runs left beside path: those
+ * named for a process that is gone.
+ */
+static void
+sweep(const struct report *rep)
+{
+	char prefix[PATH_MAX], name[PATH_MAX];
+	const char *base = strrchr(rep->path, '/');
+	struct dirent *de;
+	size_t plen;
+	char *end;
+	long pid;
+	DIR *d;
+
+	base = base == NULL ? rep->path : base + 1;
+	(void)snprintf(prefix, sizeof(prefix), "%s.retry-", base);
+	plen = strlen(prefix);
+	if ((d = opendir(rep->dir)) == NULL)
+		return;		/* the rename will say what is wrong */
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, plen) != 0)
+			continue;
+		pid = strtol(de->d_name + plen, &end, 10);
+		if (pid <= 0 || *end != '\0' || pid == (long)getpid() ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (snprintf(name, sizeof(name), "%s/%s", rep->dir,
+		    de->d_name) < (int)sizeof(name))
+			(void)unlink(name);	/* another run may be first */
+	}
+	(void)closedir(d);	/* read only: nothing to lose */
+}
+
+/*
+ * Where the object goes: stderr for "-"; a device, FIFO or symbolic link
+ * opened as it is (O_NONBLOCK first, so that a FIFO without a reader
+ * fails instead of waiting); else a new temporary file beside path,
+ * renamed over it once whole, so that a reader never sees half a report.
+ */
+static FILE *
+open_out(struct report *rep)
+{
+	int fd, flags;
+
+	if (strcmp(rep->path, "-") == 0)
+		return stderr;
+	if (rep->in_place) {
+		if ((fd = open(rep->path, O_WRONLY | O_NONBLOCK | O_TRUNC |
+		    O_CLOEXEC)) == -1 || (flags = fcntl(fd, F_GETFL)) == -1 ||
+		    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1)
+			return NULL;
+		return fdopen(fd, "w");
+	}
+	sweep(rep);
+	if (temp_name(rep->temp, sizeof(rep->temp), rep->path,
+	    (long)getpid()) == -1)
+		return NULL;
+	if ((fd = open(rep->temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1) {
+		rep->temp[0] = '\0';
+		return NULL;
+	}
+	return fdopen(fd, "w");
+}
+
+/*
+ * Writes the whole object; on failure the temporary file is removed and
+ * errno says why.
  */
 int
 report_finish(struct report *rep, char *const argv[], const char *outcome,
     int status, int signal, int64_t total)
 {
-	char name[32], buf[4096];
-	FILE *f = rep->out;
-	size_t n;
-	int i;
+	char name[32];
+	FILE *f;
+	int i, e;
 
+	if (fflush(rep->spool) == EOF || ferror(rep->spool)) {
+		report_abandon(rep);
+		return -1;
+	}
+	if ((f = open_out(rep)) == NULL) {
+		report_abandon(rep);
+		return -1;
+	}
 	fputs("{\n  \"command\": [", f);
 	for (i = 0; argv[i] != NULL; i++) {
 		fputs(i ? ", " : "", f);
 		put_string(f, argv[i]);
 	}
 	fputs("],\n  \"attempts\": [", f);
-	rewind(rep->spool);
-	while ((n = fread(buf, 1, sizeof(buf), rep->spool)) > 0)
-		fwrite(buf, 1, n, f);
+	fwrite(rep->attempts_text, 1, rep->attempts_len, f);
 	fprintf(f, "%s],\n  \"outcome\": \"%s\",\n  \"exit_status\": %d,\n"
 	    "  \"signal\": ", rep->attempts ? "\n  " : "", outcome, status);
 	if (signal != 0)
@@ -144,24 +245,22 @@ report_finish(struct report *rep, char *const argv[], const char *outcome,
 	fputs(",\n  \"total_time\": ", f);
 	put_seconds(f, total);
 	fputs("\n}\n", f);
-	if (ferror(rep->spool) || fclose(rep->spool) == EOF) {
-		rep->spool = NULL;
+	if (f == stderr) {
+		e = fflush(f) == EOF || ferror(f);
 		report_abandon(rep);
-		return -1;
+		return e ? -1 : 0;
 	}
-	rep->spool = NULL;
-	if (f == stderr)
-		return fflush(f) == EOF || ferror(f) ? -1 : 0;
-	rep->out = NULL;
-	if (ferror(f) | (fclose(f) == EOF) || rename(rep->temp, rep->path) == -1) {
+	if ((ferror(f) | (fclose(f) == EOF)) ||
+	    (rep->temp[0] != '\0' && rename(rep->temp, rep->path) == -1)) {
 		report_abandon(rep);
 		return -1;
 	}
 	rep->temp[0] = '\0';
+	report_abandon(rep);
 	return 0;
 }
 
-/* No report after all: the temporary file goes. */
+/* No report after all (or it is written): the spool and any temporary file go. */
 void
 report_abandon(struct report *rep)
 {
@@ -170,5 +269,10 @@ report_abandon(struct report *rep)
 	if (rep->temp[0] != '\0' && unlink(rep->temp) == -1 && errno != ENOENT)
 		e = errno;
 	rep->temp[0] = '\0';
+	if (rep->spool != NULL && fclose(rep->spool) == EOF)
+		e = errno;
+	rep->spool = NULL;
+	free(rep->attempts_text);
+	rep->attempts_text = NULL;
 	errno = e;
 }

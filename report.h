@@ -1,19 +1,25 @@
 /*
- * The JSON report of a run (--report FILE): attempts are spooled to an
- * unlinked file as they end, and the whole object is written at the end,
- * to a temporary file beside FILE that is then renamed over it.
+ * The JSON report of a run (--report FILE): attempts are kept in memory as
+ * they end, and the whole object is written at the end, to a temporary
+ * file beside FILE that is then renamed over it (or, for a device, a FIFO
+ * or a symbolic link, into FILE itself).
  */
 #ifndef REPORT_H
 #define REPORT_H
 
+#include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 struct report {
 	const char	*path;		/* "-": stderr */
-	char		 temp[4096];	/* beside path, renamed over it */
-	FILE		*out;		/* the temporary file, or stderr */
-	FILE		*spool;		/* the attempts so far */
+	int		 in_place;	/* a device, FIFO or link: written as is */
+	char		 dir[PATH_MAX];	/* else the temporary file goes here */
+	char		 temp[PATH_MAX];/* at the end, renamed over path */
+	FILE		*spool;		/* the attempts so far, in memory */
+	char		*attempts_text;
+	size_t		 attempts_len;
 	long		 attempts;
 };
 

@@ -198,7 +198,7 @@ print_schedule(const struct policy *p, struct run *r)
 static void
 clean_up(void)
 {
-	hint_remove();
+	hint_close();
 	if (reporting)
 		report_abandon(&report);
 	reporting = 0;
@@ -230,6 +230,25 @@ describe_policy(const struct policy *p, const struct run *r)
 }
 
 /*
+ * RETRY_AFTER_FILE, where an attempt may say how long to wait before the
+ * next: a path that costs nothing until an attempt writes it.  Where no
+ * private directory can be had, hints are off, and -v says why once.
+ */
+static void
+open_hint_channel(void)
+{
+	const char *path, *why;
+
+	if ((path = hint_open(random_nonce(), &why)) != NULL)
+		export("RETRY_AFTER_FILE", path);
+	else {
+		if (unsetenv("RETRY_AFTER_FILE") == -1)
+			fatal("unsetenv RETRY_AFTER_FILE");
+		detail("Retry-After hints are off: %s", why);
+	}
+}
+
+/*
  * Starts the clock, settles the deadline and the environment, and sets up
  * the files, the terminal and the signals before any attempt starts.
  */
@@ -251,16 +270,16 @@ begin_run(const struct policy *p, struct run *r)
 	r->start = monotonic_now();
 	r->deadline = find_deadline(p->deadline, r->start, &outer);
 	export_environment(p->key, p->attempts, r->deadline, outer);
-	export("RETRY_AFTER_FILE", hint_make());
+	describe_policy(p, r);
+	open_hint_channel();
 	if (relay_init(&io, p->replay_stdin, p->buffer_stdout,
 	    p->on_output.set ? &p->on_output.re : NULL,
 	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
-		fatal("%s", io.failed);
+		fatal("%s needs a temporary file in %s", io.failed, temp_dir());
 	if (p->circuit != NULL &&
 	    circuit_open(&circuit, p->circuit, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	proc_init(&io, r->deadline);
-	describe_policy(p, r);
 	return r->deadline <= r->start ? DEADLINE : RUNNING;
 }
 
@@ -459,8 +478,6 @@ run_attempt(const struct policy *p, struct run *r)
 
 	r->attempt++;
 	export_attempt(r->attempt);
-	if (r->attempt > 1)
-		hint_clear();	/* the first finds it as made: empty */
 	lim.at = r->deadline;
 	lim.signal = p->signal;
 	lim.kill_after = p->kill_after;
@@ -529,7 +546,8 @@ take_hint(const struct policy *p, struct run *r, int64_t room, char *note,
 
 	note[0] = '\0';
 	if (hint_read(text, sizeof(text), &why) == NULL) {
-		detail("no Retry-After hint: %s", why);
+		if (why != NULL)	/* else none: the usual case */
+			detail("Retry-After hint not used: %s", why);
 		return 0;
 	}
 	if (strlen(text) == sizeof(text) - 1)
@@ -537,7 +555,9 @@ take_hint(const struct policy *p, struct run *r, int64_t room, char *note,
 	else
 		why = parse_hint(text, realtime_now(), &delay);
 	if (why != NULL) {
-		detail("Retry-After hint not used: %s", why);
+		/* An empty file says nothing (curl -D without the header). */
+		if (strcmp(why, "empty") != 0)
+			detail("Retry-After hint not used: %s", why);
 		return 0;
 	}
 	fmt_duration(hint, sizeof(hint), delay);

@@ -226,7 +226,7 @@ retry: attempt 3/5 failed with exit 1; next in 0.040s" ]
 	    --on-output x sh -c 'cat; exit 1' >out 2>err 3>&- &
 	echo $! >bg.pid
 	wait_for_text err 'next in 20.000s'
-	[ "$(tmp_files | wc -l)" -eq 1 ]	# the Retry-After directory
+	[ "$(tmp_files)" = "" ]	# -I and -O: files without a name
 	stop_bg TERM
 	[ "$rc" -eq 143 ]
 	[ "$(tmp_files)" = "" ]
@@ -334,47 +334,75 @@ retry: attempt 2/5 failed with exit 3; giving up: status 3 is not retryable"
 
 # ---- RETRY_AFTER_FILE ---------------------------------------------------------
 
-@test "RETRY_AFTER_FILE: an empty 0600 file in a 0700 directory in \$TMPDIR, emptied before each attempt, made again if removed" {
+@test "RETRY_AFTER_FILE: a name in a private 0700 directory that nothing makes; a hint is read once, then removed" {
+	unset XDG_RUNTIME_DIR
 	run -1 --separate-stderr "$RETRY" -n 3 -b 10ms -j none sh -c '
 		f=$RETRY_AFTER_FILE
-		{ echo "$f"; stat -c "%F %a %s" "$f"; stat -c "%F %a" "${f%/*}"; } >>log
-		case $RETRY_ATTEMPT in 1) echo junk >"$f" ;; 2) rm "$f" ;; esac
+		{ echo "$f"; [ -e "$f" ] && echo there; stat -c "%F %a %u" "${f%/*}"; } >>log
+		case $RETRY_ATTEMPT in 1) echo junk >"$f" ;; esac
 		exit 1'
 	expect_stderr "retry: attempt 1/3 failed with exit 1; next in 0.010s
 retry: attempt 2/3 failed with exit 1; next in 0.020s
 retry: attempt 3/3 failed with exit 1; giving up: no attempts left"
 	f=$(head -n1 log)
-	[[ $f == "$TMPDIR"/retry.* ]]
+	[[ $f =~ ^$TMPDIR/retry-$(id -u)/[0-9]+-[0-9a-f]{16}$ ]]
 	one="$f
-regular empty file 600 0
-directory 700"
+directory 700 $(id -u)"
+	# Never there when an attempt starts: the junk was read and removed.
 	[ "$(cat log)" = "$one
 $one
 $one" ]
 	[ ! -e "$f" ]
-	[ ! -e "${f%/*}" ]
+	# The directory stays, for the next run; it holds nothing.
+	[ -z "$(ls -A "${f%/*}")" ]
 }
 
-@test "RETRY_AFTER_FILE and its directory are gone after a signal during a delay; a usage error makes none" {
+@test "RETRY_AFTER_FILE is under \$XDG_RUNTIME_DIR when set, in retry/" {
+	export XDG_RUNTIME_DIR=$BATS_TEST_TMPDIR/run
+	mkdir -m 700 "$XDG_RUNTIME_DIR"
+	run -0 "$RETRY" sh -c 'echo "$RETRY_AFTER_FILE"'
+	[[ $output =~ ^$XDG_RUNTIME_DIR/retry/[0-9]+-[0-9a-f]{16}$ ]]
+	[ "$(stat -c %a "$XDG_RUNTIME_DIR/retry")" = 700 ]
+}
+
+@test "a hint that no one read is removed however retry ends: success, a signal during the attempt" {
+	unset XDG_RUNTIME_DIR
+	run -0 "$RETRY" sh -c 'echo 5 >"$RETRY_AFTER_FILE"; echo "$RETRY_AFTER_FILE" >path'
+	[ ! -e "$(cat path)" ]
 	local sig
-	for sig in TERM HUP ALRM USR1 USR2 PROF VTALRM XCPU XFSZ IO; do
-		env --default-signal "$RETRY" -b 20s -j none \
-		    sh -c 'echo "$RETRY_AFTER_FILE" >path; exit 1' 2>err 3>&- &
+	for sig in TERM HUP USR1; do
+		rm -f path
+		env --default-signal "$RETRY" -b 20s -j none sh -c '
+		    echo 5 >"$RETRY_AFTER_FILE"; echo "$RETRY_AFTER_FILE" >path
+		    sleep 20 & wait' 2>err 3>&- &
 		echo $! >bg.pid
-		wait_for_text err 'next in 20.000s'
-		f=$(cat path)
-		[ -f "$f" ]
+		wait_for path
+		[ -f "$(cat path)" ]
 		stop_bg "$sig"
 		[ "$(kill -l "$rc")" = "$sig" ]
-		[ ! -e "$f" ]
-		[ ! -e "${f%/*}" ]
-		[ "$(cat err)" = "retry: attempt 1/5 failed with exit 1; next in 20.000s
-retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIG$sig" ]
+		[ ! -e "$(cat path)" ]
 	done
+	[ -z "$(ls -A "$TMPDIR/retry-$(id -u)")" ]
+}
 
-	run -125 "$RETRY" -n x sh -c 'touch ran'
-	[ ! -e ran ]
-	[ "$(tmp_files)" = "" ]
+@test "the hint file of a run that was killed is removed by the next run that uses a hint" {
+	unset XDG_RUNTIME_DIR
+	local dir=$TMPDIR/retry-$(id -u)
+	"$RETRY" -n 1 true
+	# A run killed after its attempt wrote a hint.
+	"$RETRY" -b 20s sh -c 'echo 1 >"$RETRY_AFTER_FILE"; touch wrote; sleep 20' 3>&- &
+	local pid=$!
+	wait_for wrote
+	kill -KILL "$pid"
+	wait "$pid" || true
+	pkill -f 'sleep 20' || true
+	[ "$(ls "$dir" | wc -l)" -eq 1 ]
+	# A run with no hint leaves it (it never reads the directory) ...
+	"$RETRY" -n 1 true
+	[ "$(ls "$dir" | wc -l)" -eq 1 ]
+	# ... and one that uses a hint removes it.
+	run -0 "$RETRY" -n 2 sh -c '[ "$RETRY_ATTEMPT" = 2 ] || { echo 10ms >"$RETRY_AFTER_FILE"; exit 1; }'
+	[ -z "$(ls -A "$dir")" ]
 }
 
 # hinted HINT [OPTION ...]: two attempts, the first writes HINT to
@@ -474,16 +502,15 @@ hinted() {
 	done
 }
 
-@test "an empty hint file, or white space only, is no hint, and -v says so" {
+@test "an empty hint file, or white space only, is no hint, and -v says nothing of it" {
 	for hint in '' ' \n\t'; do
 		run -1 --separate-stderr "$RETRY" -v -n 2 -b 10ms -j none sh -c '
 			[ "$RETRY_ATTEMPT" = 1 ] && printf "$1" >"$RETRY_AFTER_FILE"
 			exit 1' sh "$hint"
 		printf '%s\n' "$stderr"
-		[ "${#stderr_lines[@]}" -eq 6 ]
-		[ "${stderr_lines[1]}" = "retry: Retry-After hint not used: empty" ]
-		[ "${stderr_lines[2]}" = "retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
-		[ "${stderr_lines[3]}" = "retry: drew 0.01s from [0.01s, 0.01s]: none jitter, step 0.01s" ]
+		[ "${#stderr_lines[@]}" -eq 5 ]
+		[ "${stderr_lines[1]}" = "retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
+		[ "${stderr_lines[2]}" = "retry: drew 0.01s from [0.01s, 0.01s]: none jitter, step 0.01s" ]
 	done
 }
 
@@ -751,7 +778,7 @@ outcome() {
 	grep -q '"attempt": 1, .*"status": 138, "signal": "SIGUSR1", "timed_out": false, "error": null, "delay": null' r.json
 }
 
-@test "--report is written atomically: the old report stays until the end, no temporary file is left" {
+@test "--report is written atomically at the end: the old report stays until then, no temporary file before or after" {
 	mkdir rep
 	echo old >rep/r.json
 	run -1 --separate-stderr "$RETRY" --report rep/r.json -n 2 -b 10ms -j none \
@@ -759,9 +786,11 @@ outcome() {
 	json_ok rep/r.json
 	[ "$(ls rep)" = r.json ]
 	[ "$(stat -c %a rep/r.json)" = 600 ]
-	[ "$(sed -n 1p seen)" = old ]
-	[ "$(sed -n 2p seen)" = r.json ]
-	[[ $(sed -n 3p seen) =~ ^r\.json\.[A-Za-z0-9]{6}$ ]]
+	# While it runs: the old report, and no temporary file yet.
+	[ "$(cat seen)" = "old
+r.json
+old
+r.json" ]
 	grep -q '"outcome": "attempts_exhausted"' rep/r.json
 }
 

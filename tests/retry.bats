@@ -232,16 +232,14 @@ retry: attempt 2/2 killed by SIGUSR1; giving up: no attempts left"
 	run -1 --separate-stderr "$RETRY" -v -K k1 -n 3 -j none -b 10ms \
 	    --on 1-10 -x 5 flaky st 10
 	[ "$output" = "" ]
-	[ "${#stderr_lines[@]}" -eq 9 ]
+	[ "${#stderr_lines[@]}" -eq 7 ]
 	[ "${stderr_lines[0]}" = "retry: policy: 3 attempts (0: no limit), delay 0.01s x 2 up to 30s with none jitter, retry on 1-4,6-10, timeout none, deadline none, key k1" ]
-	[ "${stderr_lines[1]}" = "retry: Retry-After hint not used: empty" ]
-	[ "${stderr_lines[2]}" = "retry: attempt 1/3 failed with exit 1; next in 0.010s" ]
-	[ "${stderr_lines[3]}" = "retry: drew 0.01s from [0.01s, 0.01s]: none jitter, step 0.01s" ]
-	[ "${stderr_lines[4]}" = "retry: Retry-After hint not used: empty" ]
-	[ "${stderr_lines[5]}" = "retry: attempt 2/3 failed with exit 1; next in 0.020s" ]
-	[ "${stderr_lines[6]}" = "retry: drew 0.02s from [0.02s, 0.02s]: none jitter, step 0.02s" ]
-	[ "${stderr_lines[7]}" = "retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
-	matches "${stderr_lines[8]}" \
+	[ "${stderr_lines[1]}" = "retry: attempt 1/3 failed with exit 1; next in 0.010s" ]
+	[ "${stderr_lines[2]}" = "retry: drew 0.01s from [0.01s, 0.01s]: none jitter, step 0.01s" ]
+	[ "${stderr_lines[3]}" = "retry: attempt 2/3 failed with exit 1; next in 0.020s" ]
+	[ "${stderr_lines[4]}" = "retry: drew 0.02s from [0.02s, 0.02s]: none jitter, step 0.02s" ]
+	[ "${stderr_lines[5]}" = "retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
+	matches "${stderr_lines[6]}" \
 	    '^retry: 3 attempts in ([0-9]+\.[0-9]{3})s, ([0-9]+\.[0-9]{3})s asleep; stopped: attempts used up$'
 	# Asleep at least the 30 ms of delays, and the run at least as long.
 	in_band "${BASH_REMATCH[2]}" 30 2000
@@ -251,28 +249,27 @@ retry: attempt 2/2 killed by SIGUSR1; giving up: no attempts left"
 @test "-v on success: the summary says so" {
 	run -0 --separate-stderr "$RETRY" -v -K k2 -j none -b 1ms -t 1m -d 1h \
 	    flaky st 1
-	[ "${#stderr_lines[@]}" -eq 5 ]
+	[ "${#stderr_lines[@]}" -eq 4 ]
 	[ "${stderr_lines[0]}" = "retry: policy: 5 attempts (0: no limit), delay 0.001s x 2 up to 30s with none jitter, retry on 1-125,128-255, timeout 60s, deadline 3600s, key k2" ]
-	[ "${stderr_lines[1]}" = "retry: Retry-After hint not used: empty" ]
-	[ "${stderr_lines[2]}" = "retry: attempt 1/5 failed with exit 1; next in 0.001s" ]
-	[ "${stderr_lines[3]}" = "retry: drew 0.001s from [0.001s, 0.001s]: none jitter, step 0.001s" ]
-	matches "${stderr_lines[4]}" \
+	[ "${stderr_lines[1]}" = "retry: attempt 1/5 failed with exit 1; next in 0.001s" ]
+	[ "${stderr_lines[2]}" = "retry: drew 0.001s from [0.001s, 0.001s]: none jitter, step 0.001s" ]
+	matches "${stderr_lines[3]}" \
 	    '^retry: 2 attempts in [0-9]+\.[0-9]{3}s, 0\.00[0-9]s asleep; stopped: success$'
 }
 
 @test "-v shows the jitter band of each delay" {
 	run -1 --separate-stderr "$RETRY" -v -n 2 -j full -b 10ms false
-	matches "${stderr_lines[3]}" \
+	matches "${stderr_lines[2]}" \
 	    '^retry: drew 0\.[0-9]+s from \[0s, 0\.01s\]: full jitter, step 0\.01s$'
 	run -1 --separate-stderr "$RETRY" -v -n 2 -j equal -b 10ms false
-	matches "${stderr_lines[3]}" \
+	matches "${stderr_lines[2]}" \
 	    '^retry: drew 0\.[0-9]+s from \[0\.005s, 0\.01s\]: equal jitter, step 0\.01s$'
 }
 
 @test "-v says when the cap cut the step" {
 	run -1 --separate-stderr "$RETRY" -v -K k3 -n 3 -j none -b 10ms -c 15ms false
-	[ "${stderr_lines[5]}" = "retry: attempt 2/3 failed with exit 1; next in 0.015s" ]
-	[ "${stderr_lines[6]}" = "retry: drew 0.015s from [0.015s, 0.015s]: none jitter, step 0.015s, cut to the cap 0.015s" ]
+	[ "${stderr_lines[3]}" = "retry: attempt 2/3 failed with exit 1; next in 0.015s" ]
+	[ "${stderr_lines[4]}" = "retry: drew 0.015s from [0.015s, 0.015s]: none jitter, step 0.015s, cut to the cap 0.015s" ]
 }
 
 @test "-v names the real cap when decorrelated jitter hits it" {
@@ -296,7 +293,7 @@ retry: attempt 2/2 killed by SIGUSR1; giving up: no attempts left"
 @test "retry writes nothing to stdout" {
 	run -1 --separate-stderr "$RETRY" -v -n 2 -b 1ms false
 	[ "$output" = "" ]
-	[ "${#stderr_lines[@]}" -eq 6 ]
+	[ "${#stderr_lines[@]}" -eq 5 ]
 	run -127 --separate-stderr "$RETRY" -v p-no-such-command
 	[ "$output" = "" ]
 	run -0 --separate-stderr "$RETRY" -v true
