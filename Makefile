@@ -1,5 +1,5 @@
 # retry: make builds ./retry, make test runs the bats suite (see README.md).
-VERSION = 0.1.0
+VERSION = 0.2.0
 
 CC ?= cc
 CFLAGS ?= -O2 -g
