@@ -1,14 +1,29 @@
 # retry: make builds ./retry, make test runs the bats suite (see README.md).
 VERSION = 0.2.0
 
+# CC, CFLAGS, CPPFLAGS and LDFLAGS are the user's, from the environment or
+# the command line.  The optimisation default
+# comes before CFLAGS, so that an -O or -g0 there wins; "CFLAGS ?= -O2 -g"
+# would lose to bmake's sys.mk, which sets CFLAGS itself.
 CC ?= cc
-CFLAGS ?= -O2 -g
+DEFAULT_CFLAGS = -O2 -g
+# But bmake's sys.mk for Linux sets LDFLAGS empty over the environment's:
+# this takes the environment's back (a command-line LDFLAGS still wins).
+LDFLAGS != printf '%s' "$${LDFLAGS-}"
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+# Where each shell looks by default (see README.md, Install): bash-completion
+# in $XDG_DATA_DIRS, by default /usr/local/share and /usr/share; zsh in its
+# $fpath, which has /usr/local/share/zsh/site-functions (Debian's zsh has
+# /usr/share/zsh/vendor-completions for packages); fish in /etc/fish
+# whatever $XDG_DATA_DIRS says, but in $(PREFIX)/share/fish only when
+# $XDG_DATA_DIRS names it, which ssh, consoles and CI seldom do (packages
+# use pkg-config --variable=completionsdir fish).
+SYSCONFDIR ?= /etc
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
-FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+FISHCOMPDIR ?= $(SYSCONFDIR)/fish/completions
 
 # Ours, kept apart so that a user's CFLAGS cannot drop them.
 RETRY_CFLAGS = -std=c99 -Wall -Wextra -Wpedantic
@@ -19,19 +34,21 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 SRCS = retry.c options.c backoff.c relay.c report.c circuit.c
 HDRS = backoff.h options.h relay.h report.h circuit.h
 
+# How every program here is compiled: ours, then the user's flags.
+COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
+	$(DEFAULT_CFLAGS) $(CFLAGS)
+
 .PHONY: all test check check-build check-static check-valgrind \
 	check-sanitize fuzz bench bench-helpers deps install uninstall clean
 
 all: retry
 
 retry: $(SRCS) $(HDRS) Makefile
-	$(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) \
-		-o $@ $(SRCS) $(LDFLAGS)
+	$(COMPILE) -o $@ $(SRCS) $(LDFLAGS)
 
 # A pseudo-terminal driver for the job-control tests.
 tests/ptyrun: tests/ptyrun.c
-	$(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) \
-		-o $@ tests/ptyrun.c $(LDFLAGS)
+	$(COMPILE) -o $@ tests/ptyrun.c $(LDFLAGS)
 
 test: retry tests/ptyrun
 	@sh tests/run-bats tests
@@ -85,7 +102,7 @@ check-valgrind: retry
 
 # The whole suite against an AddressSanitizer and UBSan build of its own.
 check-sanitize: retry-sanitize tests/ptyrun
-	TEST_RETRY_BINARY=$$PWD/retry-sanitize TEST_SANITIZED=1 \
+	TEST_RETRY_BINARY="$$(pwd)/retry-sanitize" TEST_SANITIZED=1 \
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		sh tests/run-bats tests
@@ -104,20 +121,16 @@ bench: retry $(BENCH_HELPERS)
 bench-helpers: $(BENCH_HELPERS)
 
 bench/stamp: bench/stamp.c
-	$(CC) $(RETRY_CFLAGS) -D_XOPEN_SOURCE=700 $(CPPFLAGS) $(CFLAGS) \
-		-o $@ bench/stamp.c $(LDFLAGS)
+	$(COMPILE) -o $@ bench/stamp.c $(LDFLAGS)
 
 bench/spawn: bench/spawn.c bench/common.c bench/bench.h
-	$(CC) $(RETRY_CFLAGS) -D_XOPEN_SOURCE=700 $(CPPFLAGS) $(CFLAGS) \
-		-o $@ bench/spawn.c bench/common.c $(LDFLAGS)
+	$(COMPILE) -o $@ bench/spawn.c bench/common.c $(LDFLAGS)
 
 bench/latency: bench/latency.c bench/common.c bench/bench.h
-	$(CC) $(RETRY_CFLAGS) -D_XOPEN_SOURCE=700 $(CPPFLAGS) $(CFLAGS) \
-		-o $@ bench/latency.c bench/common.c $(LDFLAGS)
+	$(COMPILE) -o $@ bench/latency.c bench/common.c $(LDFLAGS)
 
 bench/herd: bench/herd.c bench/common.c bench/bench.h
-	$(CC) $(RETRY_CFLAGS) -D_XOPEN_SOURCE=700 $(CPPFLAGS) $(CFLAGS) \
-		-o $@ bench/herd.c bench/common.c $(LDFLAGS)
+	$(COMPILE) -o $@ bench/herd.c bench/common.c $(LDFLAGS)
 
 # libFuzzer targets (clang and its runtime, Debian's libclang-rt-14-dev):
 # each runs FUZZTIME seconds from the seeds in tests/fuzz/corpus/.
@@ -135,22 +148,33 @@ fuzz: $(FUZZERS)
 		    tests/fuzz/work/$$name tests/fuzz/corpus/$$name || exit 1; \
 	done
 
+# Plain rules, one a fuzzer: bmake has no static pattern rules.
 FUZZSRCS = options.c backoff.c circuit.c
-$(FUZZERS): tests/fuzz/%: tests/fuzz/fuzz_%.c $(FUZZSRCS) $(HDRS)
-	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ $< $(FUZZSRCS)
+tests/fuzz/duration: tests/fuzz/fuzz_duration.c $(FUZZSRCS) $(HDRS)
+	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ \
+		tests/fuzz/fuzz_duration.c $(FUZZSRCS)
 
-# Where each shell looks for completions by default.
+tests/fuzz/codes: tests/fuzz/fuzz_codes.c $(FUZZSRCS) $(HDRS)
+	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ \
+		tests/fuzz/fuzz_codes.c $(FUZZSRCS)
+
+tests/fuzz/options: tests/fuzz/fuzz_options.c $(FUZZSRCS) $(HDRS)
+	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ \
+		tests/fuzz/fuzz_options.c $(FUZZSRCS)
+
+# umask 022 for the directories that install -d makes on the way (it
+# makes them with the umask; -m is for the last one alone), so that the
+# result is the same whatever the caller's umask.  uninstall removes the
+# files that install copied, not the directories, which others may share.
 install: retry
-	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
-		$(DESTDIR)$(FISHCOMPDIR)
-	cp retry $(DESTDIR)$(BINDIR)/retry
-	chmod 755 $(DESTDIR)$(BINDIR)/retry
-	cp retry.1 $(DESTDIR)$(MANDIR)/man1/retry.1
-	cp completions/retry.bash $(DESTDIR)$(BASHCOMPDIR)/retry
-	cp completions/_retry $(DESTDIR)$(ZSHCOMPDIR)/_retry
-	cp completions/retry.fish $(DESTDIR)$(FISHCOMPDIR)/retry.fish
-	chmod 644 $(DESTDIR)$(MANDIR)/man1/retry.1 $(DESTDIR)$(BASHCOMPDIR)/retry $(DESTDIR)$(ZSHCOMPDIR)/_retry \
+	umask 022 && install -d -m 755 $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -m 755 retry $(DESTDIR)$(BINDIR)/retry
+	install -m 644 retry.1 $(DESTDIR)$(MANDIR)/man1/retry.1
+	install -m 644 completions/retry.bash $(DESTDIR)$(BASHCOMPDIR)/retry
+	install -m 644 completions/_retry $(DESTDIR)$(ZSHCOMPDIR)/_retry
+	install -m 644 completions/retry.fish \
 		$(DESTDIR)$(FISHCOMPDIR)/retry.fish
 
 uninstall:
