@@ -39,7 +39,8 @@ COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
 	$(DEFAULT_CFLAGS) $(CFLAGS)
 
 .PHONY: all test check check-build check-static check-valgrind \
-	check-sanitize fuzz bench bench-helpers deps install uninstall clean
+	check-sanitize fuzz bench bench-helpers deps install uninstall dist \
+	distcheck clean
 
 all: retry
 
@@ -182,6 +183,66 @@ uninstall:
 		$(DESTDIR)$(BASHCOMPDIR)/retry $(DESTDIR)$(ZSHCOMPDIR)/_retry \
 		$(DESTDIR)$(FISHCOMPDIR)/retry.fish
 
+# make dist: retry-VERSION.tar.gz, what a user needs to build, test and
+# install.  In a git checkout the files are those git tracks, so that
+# nothing is listed twice and nothing untracked (.deps/, build products,
+# a fuzzer's work) slips in; CI's script and the benchmark results are
+# left out.  The tarball carries that list as MANIFEST, which make dist
+# reads where there is no git (an unpacked tarball).
+DIST = retry-$(VERSION)
+DISTOMIT = ^(\.ci/|\.gitignore$$|bench/RESULTS\.md$$|bench/herd\.svg$$)
+
+dist:
+	@set -e; umask 022; \
+	if [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = \
+	    "$$(pwd -P)" ]; then \
+		files=$$(git ls-files | grep -Ev '$(DISTOMIT)'); \
+	elif [ -f MANIFEST ]; then \
+		files=$$(grep -v '^MANIFEST$$' MANIFEST); \
+	else \
+		echo "make dist: no git checkout and no MANIFEST" >&2; exit 1; \
+	fi; \
+	rm -rf $(DIST) $(DIST).tar.gz; \
+	for f in $$files; do \
+		mkdir -p "$(DIST)/$$(dirname "$$f")"; \
+		cp -p "$$f" "$(DIST)/$$f"; \
+	done; \
+	printf '%s\n' $$files MANIFEST | sort >$(DIST)/MANIFEST; \
+	tar -cf - $(DIST) | gzip -9 -n >$(DIST).tar.gz; \
+	rm -rf $(DIST); \
+	echo "$(DIST).tar.gz"
+
+# Unpacks the tarball in a temporary directory, builds it, runs its tests,
+# installs it and uninstalls it: no file may be left behind.  A bats that
+# make test fetched here is lent to it, so that it fetches none again.
+distcheck: dist
+	@set -e; top=$$(pwd); \
+	tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/retry-distcheck.XXXXXX"); \
+	trap 'rm -rf "$$tmp"' EXIT; \
+	bats='$(BATS)'; \
+	if [ -z "$$bats" ] && [ -x .deps/node_modules/.bin/bats ]; then \
+		bats=$$top/.deps/node_modules/.bin/bats; \
+	fi; \
+	gzip -dc $(DIST).tar.gz | (cd "$$tmp" && tar -xf -); \
+	cd "$$tmp/$(DIST)"; \
+	$(MAKE); \
+	$(MAKE) test BATS="$$bats"; \
+	$(MAKE) install DESTDIR="$$tmp/root"; \
+	$(MAKE) uninstall DESTDIR="$$tmp/root"; \
+	left=$$(find "$$tmp/root" ! -type d); \
+	if [ -n "$$left" ]; then \
+		echo "make distcheck: left behind by uninstall:" $$left >&2; \
+		exit 1; \
+	fi; \
+	$(MAKE) dist >/dev/null; \
+	gzip -dc $(DIST).tar.gz | tar -tf - | sort >"$$tmp/again"; \
+	gzip -dc "$$top/$(DIST).tar.gz" | tar -tf - | sort >"$$tmp/first"; \
+	if ! cmp -s "$$tmp/first" "$$tmp/again"; then \
+		echo "make distcheck: make dist from the tarball differs" >&2; \
+		exit 1; \
+	fi; \
+	echo "$(DIST).tar.gz: builds, passes its tests, installs and uninstalls"
+
 clean:
 	rm -f retry retry-sanitize tests/ptyrun $(FUZZERS) $(BENCH_HELPERS)
-	rm -rf tests/fuzz/work
+	rm -rf tests/fuzz/work $(DIST) $(DIST).tar.gz

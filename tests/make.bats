@@ -6,6 +6,9 @@
 load common
 
 TOP=$BATS_TEST_DIRNAME/..
+# Run by make (make test, make distcheck), the tests would pass on its
+# flags to the makes they run, in GNU make's form, which bmake misreads.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 
 # The make programs here: GNU make (or whatever "make" is), and bmake.
 makes() {
@@ -182,3 +185,4 @@ complete_in() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
+
