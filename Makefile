@@ -51,12 +51,15 @@ retry: $(SRCS) $(HDRS) Makefile
 tests/ptyrun: tests/ptyrun.c
 	$(COMPILE) -o $@ tests/ptyrun.c $(LDFLAGS)
 
+# BATS=/path/to/bats: that bats; RETRY_NO_FETCH=1: never fetch one.
+RUNBATS = BATS='$(BATS)' sh tests/run-bats
+
 test: retry tests/ptyrun
-	@sh tests/run-bats tests
+	@$(RUNBATS) tests
 
 # The longer checks, run by CI after make test (see README.md).
 check: check-build check-static check-valgrind check-sanitize
-	TEST_LONG_RUN=10000 sh tests/run-bats -f 'thousands of attempts' \
+	TEST_LONG_RUN=10000 $(RUNBATS) -f 'thousands of attempts' \
 		tests/hostile.bats
 	$(MAKE) fuzz FUZZTIME=30
 
@@ -106,7 +109,7 @@ check-sanitize: retry-sanitize tests/ptyrun
 	TEST_RETRY_BINARY="$$(pwd)/retry-sanitize" TEST_SANITIZED=1 \
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		sh tests/run-bats tests
+		$(RUNBATS) tests
 
 retry-sanitize: $(SRCS) $(HDRS) Makefile
 	$(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) -O1 -g $(SANITIZE) \

@@ -186,3 +186,40 @@ complete_in() {
 	[ "$status" -eq 0 ]
 }
 
+@test "make test BATS=/path/to/bats runs that bats on tests/" {
+	local fake=$BATS_TEST_TMPDIR/fake-bats
+	printf '#!/bin/sh\necho "$@" >"%s"\n' "$BATS_TEST_TMPDIR/ran" >"$fake"
+	chmod +x "$fake"
+	run -0 make -s -C "$TOP" test BATS="$fake"
+	[ "$(cat "$BATS_TEST_TMPDIR/ran")" = tests ]
+}
+
+# no_bats_tree: a copy of run-bats where no bats is installed or fetched
+# yet, and a PATH of sh, dirname and an npm and apt-get that only leave a
+# mark in $BATS_TEST_TMPDIR/fetched.
+no_bats_tree() {
+	local t=$BATS_TEST_TMPDIR tool
+	mkdir -p "$t/tree/tests" "$t/bin"
+	cp "$TOP/tests/run-bats" "$t/tree/tests/"
+	for tool in sh dirname; do
+		ln -s "$(command -v "$tool")" "$t/bin/$tool"
+	done
+	for tool in npm apt-get; do
+		printf '#!/bin/sh\necho %s >>"%s"\n' "$tool" "$t/fetched" \
+		    >"$t/bin/$tool"
+		chmod +x "$t/bin/$tool"
+	done
+}
+
+@test "RETRY_NO_FETCH=1: run-bats installs nothing and says what to do" {
+	no_bats_tree
+	run -1 env PATH="$BATS_TEST_TMPDIR/bin" RETRY_NO_FETCH=1 \
+	    sh "$BATS_TEST_TMPDIR/tree/tests/run-bats" tests
+	[ "$output" = "run-bats: bats is not installed, and RETRY_NO_FETCH is set: install bats-core, or give its path: make test BATS=/path/to/bats" ]
+	[ ! -e "$BATS_TEST_TMPDIR/fetched" ]
+	# Without it, the same tree fetches (a fake npm: no bats to run).
+	run -127 env PATH="$BATS_TEST_TMPDIR/bin" \
+	    sh "$BATS_TEST_TMPDIR/tree/tests/run-bats" tests
+	[ "$(cat "$BATS_TEST_TMPDIR/fetched")" = npm ]
+	[[ ${lines[0]} == "run-bats: bats is not installed; getting bats@"* ]]
+}
