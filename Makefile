@@ -39,26 +39,50 @@ COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
 	$(DEFAULT_CFLAGS) $(CFLAGS)
 
 .PHONY: all test check check-build check-static check-valgrind \
-	check-sanitize fuzz bench bench-helpers deps install uninstall dist \
-	distcheck clean
+	check-sanitize check-busybox fuzz bench bench-helpers deps install \
+	uninstall dist distcheck clean
 
 all: retry
 
 retry: $(SRCS) $(HDRS) Makefile
 	$(COMPILE) -o $@ $(SRCS) $(LDFLAGS)
 
-# A pseudo-terminal driver for the job-control tests.
 tests/ptyrun: tests/ptyrun.c
 	$(COMPILE) -o $@ tests/ptyrun.c $(LDFLAGS)
 
-# BATS=/path/to/bats: that bats; RETRY_NO_FETCH=1: never fetch one.
-RUNBATS = BATS='$(BATS)' sh tests/run-bats
+tests/helpers/msclock: tests/helpers/msclock.c
+	$(COMPILE) -o $@ tests/helpers/msclock.c $(LDFLAGS)
 
-test: retry tests/ptyrun
+tests/helpers/sigrun: tests/helpers/sigrun.c tests/helpers/signames.h
+	$(COMPILE) -o $@ tests/helpers/sigrun.c $(LDFLAGS)
+
+tests/helpers/psprobe: tests/helpers/psprobe.c
+	$(COMPILE) -o $@ tests/helpers/psprobe.c $(LDFLAGS)
+
+tests/helpers/p-how: tests/helpers/p-how.c tests/helpers/signames.h
+	$(COMPILE) -o $@ tests/helpers/p-how.c $(LDFLAGS)
+
+tests/helpers/io-socket: tests/helpers/io-socket.c
+	$(COMPILE) -o $@ tests/helpers/io-socket.c $(LDFLAGS)
+
+tests/helpers/cb-lock: tests/helpers/cb-lock.c
+	$(COMPILE) -o $@ tests/helpers/cb-lock.c $(LDFLAGS)
+
+# BATS=/path/to/bats: that bats; RETRY_NO_FETCH=1: never fetch one.
+RUNBATS = env BATS='$(BATS)' sh tests/run-bats
+
+# The tests' own small programs: a pseudo-terminal driver for the
+# job-control tests, and in place of GNU date, env and procps ps, perl and
+# python: a clock, a signal-state launcher, a process-state probe, ...
+TESTPROGS = tests/ptyrun tests/helpers/msclock tests/helpers/sigrun \
+	tests/helpers/psprobe tests/helpers/p-how tests/helpers/io-socket \
+	tests/helpers/cb-lock
+
+test: retry $(TESTPROGS)
 	@$(RUNBATS) tests
 
 # The longer checks, run by CI after make test (see README.md).
-check: check-build check-static check-valgrind check-sanitize
+check: check-build check-static check-valgrind check-sanitize check-busybox
 	TEST_LONG_RUN=10000 $(RUNBATS) -f 'thousands of attempts' \
 		tests/hostile.bats
 	$(MAKE) fuzz FUZZTIME=30
@@ -67,7 +91,8 @@ check: check-build check-static check-valgrind check-sanitize
 deps:
 	apt-get update
 	apt-get install -y clang libclang-rt-14-dev valgrind cppcheck \
-		clang-tidy shellcheck mandoc zsh fish bash-completion python3
+		clang-tidy shellcheck mandoc zsh fish bash-completion python3 \
+		busybox bmake
 
 # Warning-free with gcc and clang, C99 and C11, -O0 and -O2.
 check-build:
@@ -89,27 +114,32 @@ TIDYOFF = -bugprone-easily-swappable-parameters,-cert-err33-c
 TIDYOFF2 = -misc-unused-parameters
 # The project's own shell scripts (the completions are checked by the suite).
 SCRIPTS = .ci/run tests/run-bats tests/valgrind.sh bench/run.sh \
-	tests/helpers/flaky tests/helpers/p-catch tests/helpers/cb-lock \
-	tests/helpers/cb-probe
+	tests/helpers/flaky tests/helpers/p-catch tests/helpers/cb-probe \
+	tests/busybox-run
 check-static:
 	cppcheck --enable=warning,style,performance,portability --std=c99 \
 		--suppress=variableScope --suppress=redundantContinue \
 		--inline-suppr --quiet \
-		--error-exitcode=1 $(RETRY_CPPFLAGS) $(SRCS) tests/ptyrun.c
+		--error-exitcode=1 $(RETRY_CPPFLAGS) $(SRCS) $(TESTPROGS:=.c)
 	clang-tidy --quiet --warnings-as-errors='*' \
 		-checks='$(TIDYCHECKS),portability-*,$(TIDYOFF),$(TIDYOFF2)' \
-		$(SRCS) tests/ptyrun.c -- -std=c99 $(RETRY_CPPFLAGS)
+		$(SRCS) $(TESTPROGS:=.c) -- -std=c99 $(RETRY_CPPFLAGS)
 	shellcheck -S warning $(SCRIPTS)
 
 check-valgrind: retry
 	sh tests/valgrind.sh
 
 # The whole suite against an AddressSanitizer and UBSan build of its own.
-check-sanitize: retry-sanitize tests/ptyrun
+check-sanitize: retry-sanitize $(TESTPROGS)
 	TEST_RETRY_BINARY="$$(pwd)/retry-sanitize" TEST_SANITIZED=1 \
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		$(RUNBATS) tests
+
+# The whole suite as on Alpine: busybox's applets first in PATH and, as
+# root in a mount namespace, /bin/sh as busybox ash (tests/busybox-run).
+check-busybox: retry $(TESTPROGS)
+	sh tests/busybox-run $(RUNBATS) tests
 
 retry-sanitize: $(SRCS) $(HDRS) Makefile
 	$(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) -O1 -g $(SANITIZE) \
@@ -247,5 +277,5 @@ distcheck: dist
 	echo "$(DIST).tar.gz: builds, passes its tests, installs and uninstalls"
 
 clean:
-	rm -f retry retry-sanitize tests/ptyrun $(FUZZERS) $(BENCH_HELPERS)
+	rm -f retry retry-sanitize $(TESTPROGS) $(FUZZERS) $(BENCH_HELPERS)
 	rm -rf tests/fuzz/work $(DIST) $(DIST).tar.gz
