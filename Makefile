@@ -39,7 +39,7 @@ COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
 	$(DEFAULT_CFLAGS) $(CFLAGS)
 
 .PHONY: all test check check-build check-static check-valgrind \
-	check-sanitize check-busybox fuzz bench bench-helpers deps install \
+	check-sanitize check-musl check-busybox fuzz bench bench-helpers deps install \
 	uninstall dist distcheck clean
 
 all: retry
@@ -82,7 +82,8 @@ test: retry $(TESTPROGS)
 	@$(RUNBATS) tests
 
 # The longer checks, run by CI after make test (see README.md).
-check: check-build check-static check-valgrind check-sanitize check-busybox
+check: check-build check-static check-valgrind check-sanitize check-musl \
+	check-busybox
 	TEST_LONG_RUN=10000 $(RUNBATS) -f 'thousands of attempts' \
 		tests/hostile.bats
 	$(MAKE) fuzz FUZZTIME=30
@@ -92,7 +93,7 @@ deps:
 	apt-get update
 	apt-get install -y clang libclang-rt-14-dev valgrind cppcheck \
 		clang-tidy shellcheck mandoc zsh fish bash-completion python3 \
-		busybox bmake
+		busybox bmake musl-tools
 
 # Warning-free with gcc and clang, C99 and C11, -O0 and -O2.
 check-build:
@@ -135,6 +136,16 @@ check-sanitize: retry-sanitize $(TESTPROGS)
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		$(RUNBATS) tests
+
+# The whole suite against a static build with musl (Debian's musl-tools),
+# as Alpine's retry would be; ./retry stays as it is.
+MUSLCC = musl-gcc
+check-musl: retry-musl $(TESTPROGS)
+	TEST_RETRY_BINARY="$$(pwd)/retry-musl" $(RUNBATS) tests
+
+retry-musl: $(SRCS) $(HDRS) Makefile
+	$(MUSLCC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(DEFAULT_CFLAGS) -static \
+		-o $@ $(SRCS)
 
 # The whole suite as on Alpine: busybox's applets first in PATH and, as
 # root in a mount namespace, /bin/sh as busybox ash (tests/busybox-run).
@@ -277,5 +288,5 @@ distcheck: dist
 	echo "$(DIST).tar.gz: builds, passes its tests, installs and uninstalls"
 
 clean:
-	rm -f retry retry-sanitize $(TESTPROGS) $(FUZZERS) $(BENCH_HELPERS)
+	rm -f retry retry-sanitize retry-musl $(TESTPROGS) $(FUZZERS) $(BENCH_HELPERS)
 	rm -rf tests/fuzz/work $(DIST) $(DIST).tar.gz
