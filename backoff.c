@@ -2,6 +2,8 @@
  * Parsers, random generator and delay schedule of retry.  Pure functions of
  * their arguments: everything here can be tested and fuzzed in isolation.
  */
+#include "compat.h"	/* first: the feature macros */
+
 #include <math.h>	/* isfinite(), a macro */
 #include <stdint.h>
 #include <stdio.h>

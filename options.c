@@ -2,6 +2,8 @@
  * The command line of retry into a checked policy.  Every problem becomes
  * one line naming the option and the value; the caller prints it.
  */
+#include "compat.h"	/* first: the feature macros */
+
 #include <getopt.h>
 #include <limits.h>
 #include <regex.h>

@@ -3,6 +3,8 @@
  * cb-lock FILE READY: takes an fcntl(2) write lock on FILE, the kind retry
  * takes on a record, creates READY and holds the lock until killed.
  */
+#include "../../compat.h"	/* first: the feature macros */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -4,6 +4,8 @@
  * Unix socket pair, writes FILE to the other end and shuts it down, and
  * exits with the command's status (128+N if signal N killed it).
  */
+#include "../../compat.h"	/* first: the feature macros */
+
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/wait.h>

@@ -4,6 +4,8 @@
  * date's %N: milliseconds on the monotonic clock; -r the real clock (Unix
  * time), -n nanoseconds instead, -s seconds with nine decimals.
  */
+#include "../../compat.h"	/* first: the feature macros */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

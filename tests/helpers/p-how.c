@@ -5,6 +5,8 @@
  * with the status a shell would report (128+N for signal N).  It tells a
  * command that died of a signal from one that called exit(128+N).
  */
+#include "../../compat.h"	/* first: the feature macros */
+
 #include <sys/types.h>
 #include <sys/wait.h>
 

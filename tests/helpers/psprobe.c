@@ -7,6 +7,8 @@
  * Linux only, from /proc/PID/stat (proc(5)); elsewhere it says so and
  * exits 2.
  */
+#include "../../compat.h"	/* first: the feature macros */
+
 #include <sys/types.h>
 
 #include <dirent.h>

@@ -8,6 +8,8 @@
  * blocked, -U the mask emptied, -s a new session.  Exits 125 on a bad
  * option, 126 or 127 when COMMAND cannot be run.
  */
+#include "../../compat.h"	/* first: the feature macros */
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
