@@ -98,7 +98,8 @@ deps:
 		busybox bmake musl-tools
 	$(MAKE) $(MACOS_INCLUDE)
 
-# Warning-free with gcc and clang, C99 and C11, -O0 and -O2.
+# Warning-free with gcc and clang, C99 and C11, -O0 and -O2; the tests'
+# C helpers too.
 check-build:
 	for cc in gcc clang; do for std in c99 c11; do for opt in -O0 -O2; do \
 		echo "$$cc -std=$$std $$opt"; \
@@ -106,6 +107,10 @@ check-build:
 		    $(RETRY_CPPFLAGS) -o retry.check $(SRCS) || exit 1; \
 	done; done; done
 	rm -f retry.check
+	for cc in gcc clang; do for f in $(TESTPROGS:=.c); do \
+		$$cc -std=c99 -Wall -Wextra -Wpedantic -Werror \
+		    $(RETRY_CPPFLAGS) -fsyntax-only $$f || exit 1; \
+	done; done
 
 # cppcheck's variableScope wants declarations where first used, and its
 # redundantContinue an empty loop body written as ";": style(9) puts
