@@ -2,9 +2,9 @@
 VERSION = 0.2.0
 
 # CC, CFLAGS, CPPFLAGS and LDFLAGS are the user's, from the environment or
-# the command line.  The optimisation default
-# comes before CFLAGS, so that an -O or -g0 there wins; "CFLAGS ?= -O2 -g"
-# would lose to bmake's sys.mk, which sets CFLAGS itself.
+# the command line.  The optimisation default comes before CFLAGS, so that
+# an -O or -g0 there wins; "CFLAGS ?= -O2 -g" would lose to bmake's sys.mk,
+# which sets CFLAGS itself.
 CC ?= cc
 DEFAULT_CFLAGS = -O2 -g
 # But bmake's sys.mk for Linux sets LDFLAGS empty over the environment's:
@@ -41,33 +41,33 @@ COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
 	$(DEFAULT_CFLAGS) $(CFLAGS)
 
 .PHONY: all test check check-build check-static check-valgrind \
-	check-sanitize check-musl check-busybox check-portable fuzz bench bench-helpers deps install \
-	uninstall dist distcheck clean
+	check-sanitize check-musl check-busybox check-portable fuzz bench \
+	bench-helpers deps install uninstall dist distcheck clean
 
 all: retry
 
 retry: $(SRCS) $(HDRS) Makefile
 	$(COMPILE) -o $@ $(SRCS) $(LDFLAGS)
 
-tests/ptyrun: tests/ptyrun.c
+tests/ptyrun: tests/ptyrun.c compat.h
 	$(COMPILE) -o $@ tests/ptyrun.c $(LDFLAGS)
 
-tests/helpers/msclock: tests/helpers/msclock.c
+tests/helpers/msclock: tests/helpers/msclock.c compat.h
 	$(COMPILE) -o $@ tests/helpers/msclock.c $(LDFLAGS)
 
-tests/helpers/sigrun: tests/helpers/sigrun.c tests/helpers/signames.h
+tests/helpers/sigrun: tests/helpers/sigrun.c tests/helpers/signames.h compat.h
 	$(COMPILE) -o $@ tests/helpers/sigrun.c $(LDFLAGS)
 
-tests/helpers/psprobe: tests/helpers/psprobe.c
+tests/helpers/psprobe: tests/helpers/psprobe.c compat.h
 	$(COMPILE) -o $@ tests/helpers/psprobe.c $(LDFLAGS)
 
-tests/helpers/p-how: tests/helpers/p-how.c tests/helpers/signames.h
+tests/helpers/p-how: tests/helpers/p-how.c tests/helpers/signames.h compat.h
 	$(COMPILE) -o $@ tests/helpers/p-how.c $(LDFLAGS)
 
-tests/helpers/io-socket: tests/helpers/io-socket.c
+tests/helpers/io-socket: tests/helpers/io-socket.c compat.h
 	$(COMPILE) -o $@ tests/helpers/io-socket.c $(LDFLAGS)
 
-tests/helpers/cb-lock: tests/helpers/cb-lock.c
+tests/helpers/cb-lock: tests/helpers/cb-lock.c compat.h
 	$(COMPILE) -o $@ tests/helpers/cb-lock.c $(LDFLAGS)
 
 # BATS=/path/to/bats: that bats; RETRY_NO_FETCH=1: never fetch one.
