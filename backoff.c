@@ -3,6 +3,8 @@
  * its jitter.  Pure functions of their arguments: everything here can be
  * tested and fuzzed in isolation.
  */
+#include "compat.h"	/* first: the feature macros */
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -3,6 +3,8 @@
  * directory, owned by the user and reached without symbolic links, changed
  * only under an fcntl(2) lock, which the kernel drops if its holder dies.
  */
+#include "compat.h"	/* first: the feature macros */
+
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -121,7 +123,8 @@ circuit_open(struct circuit *c, const char *name, char *err, size_t errsize)
 		return failure(err, errsize, "%s: %s", dir,
 		    strerror(ENAMETOOLONG));
 	c->fd = open(c->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (c->fd == -1 && errno == ELOOP)
+	/* O_NOFOLLOW on a symbolic link: ELOOP, but EMLINK on FreeBSD. */
+	if (c->fd == -1 && (errno == ELOOP || errno == EMLINK))
 		return failure(err, errsize, "record %s is a symbolic link",
 		    c->path);
 	if (c->fd == -1)

@@ -4,8 +4,11 @@
  * from it (an outer retry's key and deadline), and the kernel's
  * randomness, read once for the whole run.
  */
-/* getentropy(3) is not in POSIX 2008: glibc and musl show it with this. */
-#define _DEFAULT_SOURCE /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
+#include "compat.h"	/* first: the feature macros */
+
+#if defined(HAVE_GETENTROPY) && defined(__APPLE__)
+#include <sys/random.h>
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,10 +39,12 @@ kernel_random(void)
 	if (have_entropy)
 		return;
 	have_entropy = 1;
+#ifdef HAVE_GETENTROPY
 	if (getentropy(entropy, sizeof(entropy)) == 0)
 		return;
-	if (errno != ENOSYS)
+	if (errno != ENOSYS)	/* a kernel without getrandom(2) */
 		fatal("getentropy");
+#endif
 	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) == -1)
 		fatal("/dev/urandom");
 	while (done < sizeof(entropy)) {

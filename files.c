@@ -3,6 +3,8 @@
  * it at once, so that they go with retry however it ends; and the
  * Retry-After hint file, which costs nothing until an attempt writes it.
  */
+#include "compat.h"	/* first: the feature macros */
+
 #include <sys/stat.h>
 #include <sys/types.h>
 

@@ -3,6 +3,8 @@
  * bytes that came from outside escaped, and its write never holds retry
  * back from a signal or the deadline (proc.c decides how long it may wait).
  */
+#include "compat.h"	/* first: the feature macros */
+
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>

@@ -2,6 +2,8 @@
  * The command line of retry into a checked policy.  Every problem becomes
  * one line naming the option and the value; the caller prints it.
  */
+#include "compat.h"	/* first: the feature macros */
+
 #include <getopt.h>
 #include <limits.h>
 #include <regex.h>
@@ -342,7 +344,13 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 			continue;
 		case ':':
 		case '?':
-			return bad_option(c, argv[optind - 1], err, errsize);
+			/*
+			 * After a value missing at the end, musl leaves optind
+			 * at argc + 1 (POSIX allows it): the word read last is
+			 * then argv[argc - 1], not argv[argc], a null pointer.
+			 */
+			return bad_option(c, argv[optind > argc ? argc - 1 :
+			    optind - 1], err, errsize);
 		}
 		if ((why = take_value(c, optarg, p, &on)) != NULL) {
 			if (longindex >= 0)

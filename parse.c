@@ -4,6 +4,8 @@
  * Retry-After hints.  Pure functions of their arguments, so that tests and
  * fuzzers can drive them directly.
  */
+#include "compat.h"	/* first: the feature macros */
+
 #include <limits.h>
 #include <math.h>	/* isfinite(), a macro */
 #include <signal.h>

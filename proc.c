@@ -3,8 +3,7 @@
  * kill, and the one wait.  The part of retry that most needs review: every
  * subtlety of signals and job control is here, each with its why.
  */
-/* vfork() left POSIX in 2008: glibc and musl show it with this. */
-#define _DEFAULT_SOURCE /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
+#include "compat.h"	/* first: the feature macros */
 
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -42,7 +41,9 @@
 static const int forwarded[] = {
 	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2,
 	SIGPROF, SIGVTALRM, SIGXCPU, SIGXFSZ,
-#ifdef SIGPOLL
+#if defined(SIGIO)		/* Linux: SIGPOLL too; macOS: SIGPOLL is 7 */
+	SIGIO,
+#elif defined(SIGPOLL)
 	SIGPOLL,
 #endif
 };
@@ -52,7 +53,9 @@ static const int forwarded[] = {
 static const int handled[] = {
 	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2,
 	SIGPROF, SIGVTALRM, SIGXCPU, SIGXFSZ,
-#ifdef SIGPOLL
+#if defined(SIGIO)
+	SIGIO,
+#elif defined(SIGPOLL)
 	SIGPOLL,
 #endif
 	SIGCHLD, SIGCONT, SIGPIPE
@@ -330,9 +333,19 @@ sleep_exactly(int64_t until)
 	struct timespec ts;
 	int e;
 
+#ifdef HAVE_CLOCK_NANOSLEEP
 	ts.tv_sec = (time_t)(until / NS_PER_SEC);
 	ts.tv_nsec = (long)(until % NS_PER_SEC);
 	e = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+#else
+	int64_t left = until - monotonic_now();
+
+	if (left <= 0)
+		return 0;
+	ts.tv_sec = (time_t)(left / NS_PER_SEC);
+	ts.tv_nsec = (long)(left % NS_PER_SEC);
+	e = nanosleep(&ts, NULL) == -1 ? errno : 0;
+#endif
 	if (e != 0 && e != EINTR) {
 		errno = e;
 		fatal("clock_nanosleep");
@@ -607,7 +620,7 @@ exec_path(char *const argv[])
 			if (errno == EACCES || errno == EISDIR)
 				denied = 1;
 			else if (errno != ENOENT && errno != ENOTDIR &&
-			    errno != ENAMETOOLONG && errno != ELOOP)
+			    errno != ENAMETOOLONG)
 				return;
 		}
 		if (*end == '\0')

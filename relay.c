@@ -3,6 +3,8 @@
  * Memory stays constant whatever the amount of data: input is copied to an
  * unlinked file, output passes through one pipe-sized buffer per stream.
  */
+#include "compat.h"	/* first: the feature macros */
+
 #include <sys/stat.h>
 #include <sys/types.h>
 

@@ -4,6 +4,8 @@
  * Output goes through stdio and is checked once, with ferror() and
  * fclose(), where the object is complete.
  */
+#include "compat.h"	/* first: the feature macros */
+
 #include <sys/stat.h>
 
 #include <dirent.h>

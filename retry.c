@@ -2,6 +2,8 @@
  * retry: run a command again after a growing, jittered delay until it
  * succeeds, its attempts run out or a deadline passes.  See retry(1).
  */
+#include "compat.h"	/* first: the feature macros */
+
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>

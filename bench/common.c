@@ -1,6 +1,8 @@
 /*
  * Helpers shared by the benchmark drivers (see bench.h).
  */
+#include "../compat.h"	/* first: the feature macros */
+
 #include <sys/types.h>
 
 #include <errno.h>

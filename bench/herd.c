@@ -2,6 +2,8 @@
  * herd: the thundering-herd benchmark.  Starts many wrappers at the same
  * instant and makes all their first attempts fail at the same instant.
  */
+#include "../compat.h"	/* first: the feature macros */
+
 #include <sys/types.h>
 #include <sys/wait.h>
 

@@ -3,6 +3,8 @@
  * attempt runs or it sleeps between attempts, sends SIGTERM and times
  * how long the wrapper takes to be reaped.
  */
+#include "../compat.h"	/* first: the feature macros */
+
 #include <sys/types.h>
 #include <sys/resource.h>
 #include <sys/time.h>

@@ -3,6 +3,8 @@
  * rounds and prints, for each run, its wall time and peak RSS.
  */
 #define _DEFAULT_SOURCE		/* wait4(2), for the child's own rusage */
+#include "../compat.h"	/* first: the feature macros */
+
 #include <sys/types.h>
 #include <sys/resource.h>
 #include <sys/time.h>

@@ -2,6 +2,8 @@
  * stamp: the command that the benchmarks retry.  It appends a line with
  * its CLOCK_MONOTONIC start time and one with its end time to a file.
  */
+#include "../compat.h"	/* first: the feature macros */
+
 #include <sys/types.h>
 
 #include <errno.h>

@@ -3,6 +3,9 @@
 # (bash-completion's _command_offset when loaded, a small fallback if not).
 
 # Kept in step with retry's --help and sources by tests/completion.bats.
+# Every signal name retry knows is offered, whatever the platform: WINCH
+# and IO are there on Linux, macOS and FreeBSD, PWR on Linux alone, and
+# retry answers a name its platform lacks with "unknown signal".
 _retry_shorts=(-b -c -d -f -h -I -j -K -k -n -O -o -q -s -t -V -v -x)
 _retry_longs=(--attempts --base --budget --buffer-stdout --cap --circuit
 	--circuit-reset --circuit-status --cool --deadline --dry-run --factor

@@ -113,6 +113,9 @@ complete -c retry -f
 complete -c retry -n __retry_at_command -xa '(__retry_complete_command)'
 
 # Kept in step with retry's --help and sources by tests/completion.bats.
+# Every signal name retry knows is offered, whatever the platform: WINCH
+# and IO are there on Linux, macOS and FreeBSD, PWR on Linux alone, and
+# retry answers a name its platform lacks with "unknown signal".
 set -l cond __retry_before_command
 set -l jitters "none\t'the full step, no randomness'" \
     "full\t'uniform between 0 and the step'" \

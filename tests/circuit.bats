@@ -21,7 +21,7 @@ teardown() {
 	if [ -s "$BATS_TEST_TMPDIR/bg" ]; then
 		for p in $(cat "$BATS_TEST_TMPDIR/bg"); do
 			case $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") in
-			*retry*|*cb-*|*python*|*sleep*)
+			*retry*|*cb-*|*sleep*)
 				kill -KILL "$p" 2>/dev/null || true ;;
 			esac
 		done
@@ -43,7 +43,7 @@ ms() {
 
 # now_ns: Unix time in nanoseconds, the clock of the record's times.
 now_ns() {
-	date +%s%N
+	msclock -r -n
 }
 
 # rec NAME KEY: the first number after KEY in the record of NAME.
@@ -85,11 +85,6 @@ as_nobody() {
 	fi
 }
 
-need_python() {
-	[ -x /usr/bin/python3 ] || command -v python3 >/dev/null 2>&1 ||
-	    skip "no python3 to hold an fcntl lock (cb-lock)"
-}
-
 need_root_and_nobody() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to give files to another user"
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
@@ -102,7 +97,7 @@ need_root_and_nobody() {
 	for round in 1 2 3 4 5; do
 		start=$(now_ms)
 		run -0 --separate-stderr "$RETRY" -v -n1 --splay 200ms \
-		    sh -c 'date +%s%3N >"$0"' child
+		    sh -c 'msclock >"$0"' child
 		child=$(cat child)
 		matches "${stderr_lines[1]}" \
 		    '^retry: splay: ([0-9]+\.[0-9]{3})s before the first attempt$'
@@ -136,7 +131,7 @@ need_root_and_nobody() {
 
 @test "--dry-run shows the splay as the delay before attempt 1; the totals include it" {
 	local seed d seen=""
-	for seed in $(seq 1 12); do
+	for seed in {1..12}; do
 		run -0 --separate-stderr "$RETRY" --dry-run --seed "$seed" \
 		    --splay 2s -n3 -b 1s -j none
 		[ "${#lines[@]}" -eq 3 ]
@@ -206,14 +201,14 @@ need_root_and_nobody() {
 	umask 000
 	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/a/b/state
 	run -1 --separate-stderr "$RETRY" -n1 --circuit perm false
-	[ "$(stat -c %a "$RETRY_STATE_DIR")" = 700 ]
-	[ "$(stat -c %a "$RETRY_STATE_DIR/perm")" = 600 ]
+	[ "$(mode_of "$RETRY_STATE_DIR")" = 700 ]
+	[ "$(mode_of "$RETRY_STATE_DIR/perm")" = 600 ]
 	[ "$(head -n 1 "$RETRY_STATE_DIR/perm")" = "retry-circuit 1" ]
 	# --circuit-status makes them too.
 	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/other
 	run -0 "$RETRY" --circuit-status perm
-	[ "$(stat -c %a "$RETRY_STATE_DIR")" = 700 ]
-	[ "$(stat -c %a "$RETRY_STATE_DIR/perm")" = 600 ]
+	[ "$(mode_of "$RETRY_STATE_DIR")" = 700 ]
+	[ "$(mode_of "$RETRY_STATE_DIR/perm")" = 600 ]
 }
 
 @test "without RETRY_STATE_DIR: \$XDG_STATE_HOME/retry, else \$HOME/.local/state/retry" {
@@ -222,12 +217,12 @@ need_root_and_nobody() {
 	mkdir home
 	run -1 "$RETRY" -q -n1 --circuit where false
 	[ "$(rec_at xdg/retry/where failures)" = 1 ]
-	[ "$(stat -c %a xdg/retry)" = 700 ]
+	[ "$(mode_of xdg/retry)" = 700 ]
 	[ ! -e home/.local ]
 	unset XDG_STATE_HOME
 	run -1 "$RETRY" -q -n1 --circuit where false
 	[ "$(rec_at home/.local/state/retry/where failures)" = 1 ]
-	[ "$(stat -c %a home/.local/state/retry)" = 700 ]
+	[ "$(mode_of home/.local/state/retry)" = 700 ]
 	# Empty is unset.
 	export RETRY_STATE_DIR='' XDG_STATE_HOME=''
 	run -1 "$RETRY" -q -n1 --circuit where false
@@ -342,8 +337,8 @@ need_root_and_nobody() {
 	RETRY_STATE_DIR=$shared/out/nobody-state run -0 --separate-stderr \
 	    as_nobody "$RETRY" --circuit api touch "$shared/out/ran"
 	[ -e "$shared/out/ran" ]
-	[ "$(stat -c '%U %a' "$shared/out/nobody-state")" = "nobody 700" ]
-	[ "$(stat -c '%U %a' "$shared/out/nobody-state/api")" = "nobody 600" ]
+	[ "$(owner_of "$shared/out/nobody-state") $(mode_of "$shared/out/nobody-state")" = "nobody 700" ]
+	[ "$(owner_of "$shared/out/nobody-state/api") $(mode_of "$shared/out/nobody-state/api")" = "nobody 600" ]
 }
 
 # --- a corrupt record ----------------------------------------------------
@@ -391,7 +386,7 @@ need_root_and_nobody() {
 	mkdir state && chmod 700 state
 	printf 'retry-circuit 1\nstate open\nfailures x\n' >state/many
 	local i pids=()
-	for i in $(seq 10); do
+	for i in {1..10}; do
 		"$RETRY" -n1 --circuit many sh -c 'echo x >>"$0"' runs 2>"err.$i" 3>&- &
 		pids+=("$!")
 		started "$!"
@@ -467,7 +462,7 @@ retries:   not counted: no run with --budget yet" ]
 	local at
 	at=$(rec w half-open-at)
 	run -0 --separate-stderr "$RETRY" -v -n1 -d 10s --circuit w \
-	    sh -c 'date +%s%N >"$0"' child
+	    sh -c 'msclock -r -n >"$0"' child
 	# It started no sooner than the record said.
 	[ "$(cat child)" -ge "$at" ]
 	matches "${stderr_lines[1]}" '^retry: circuit w is open; waiting ([0-9]+\.[0-9]{3})s$'
@@ -486,7 +481,7 @@ start_waiters() {
 	shift 3
 	mkdir -p probe
 	pids=()
-	for i in $(seq "$n"); do
+	for ((i = 1; i <= n; i++)); do
 		CB_RECORD=$RETRY_STATE_DIR/$name "$RETRY" -v -n1 -d 10s \
 		    --circuit "$name" "$@" cb-probe probe "$fails" 0.2 \
 		    2>"err.$i" 3>&- &
@@ -539,7 +534,7 @@ field_of() {
 
 @test "half-open: a failed probe opens the circuit again, for twice the cool-down" {
 	run -1 "$RETRY" -q -n1 --circuit h2 --trip 1 --cool 300ms --cap 5s \
-	    sh -c 'date +%s%N >"$0"; exit 1' failed
+	    sh -c 'msclock -r -n >"$0"; exit 1' failed
 	start_waiters h2 5 1 --trip 1 --cool 300ms --cap 5s
 	collect
 	# The first probe failed; its run had no attempts left.
@@ -571,7 +566,7 @@ field_of() {
 	for round in 1 2 3 4; do
 		# Each failure after the first is a probe's: it opens again.
 		run -1 "$RETRY" -q -n1 -d 10s --circuit dbl --trip 1 --cool 200ms \
-		    --cap 1s sh -c 'date +%s%N >"$0"; exit 1' failed
+		    --cap 1s sh -c 'msclock -r -n >"$0"; exit 1' failed
 		at=$(rec dbl half-open-at)
 		echo $(((at - $(cat failed)) / 1000000)) >>cools
 		[ "$(rec dbl openings)" = "$round" ]
@@ -685,7 +680,7 @@ fifty() {
 	local name=$1 run_ p line
 	shift
 	local pids=()
-	for run_ in $(seq 50); do
+	for run_ in {1..50}; do
 		"$RETRY" --circuit "$name" "$@" -n5 -b 1ms \
 		    sh -c 'echo "$1 $RETRY_ATTEMPT" >>"$0"; exit 1' log "$run_" \
 		    2>"err.$run_" 3>&- &
@@ -693,7 +688,7 @@ fifty() {
 		started "$!"
 	done
 	statuses=() last=() tried=()
-	for run_ in $(seq 50); do
+	for run_ in {1..50}; do
 		p=0
 		wait "${pids[run_ - 1]}" || p=$?
 		statuses[run_]=$p
@@ -716,7 +711,7 @@ fifty() {
 	local total k
 	total=$(wc -l <log)
 	# Shown when the test fails.
-	for k in $(seq 50); do
+	for k in {1..50}; do
 		echo "run $k: status ${statuses[k]}, ${tried[k]} attempts, ${last[k]}"
 	done
 	[ "$total" -le 60 ]
@@ -729,7 +724,7 @@ fifty() {
 	[ "$(rec bud failures)" -eq "$total" ]
 	[ "$(awk '$1 == "retries" { print NF - 2 }' state/bud)" -eq 10 ]
 	# Each run ends with its last status, and says why.
-	for k in $(seq 50); do
+	for k in {1..50}; do
 		[ "${statuses[k]}" = 1 ]
 		[ "${tried[k]}" -ge 1 ]
 		if [ "${tried[k]}" -lt 5 ]; then
@@ -749,7 +744,7 @@ fifty() {
 	[ "$(rec both retries)" -le 10 ]
 	[ "$(sed -n 2p state/both)" = "state open" ]
 	[ "$(rec both openings)" = 1 ]
-	for k in $(seq 50); do
+	for k in {1..50}; do
 		case ${statuses[k]} in
 		75)	opened=$((opened + 1))
 			[ "${last[k]}" = "retry: circuit both stays open past the deadline; giving up" ] ;;
@@ -777,9 +772,9 @@ retry: attempt 1/3 failed with exit 3; giving up: the retry budget of circuit sp
 
 @test "a run whose budget frees within its deadline waits, then retries" {
 	"$RETRY" -q -n2 -b 1ms --circuit fr --budget 1/500ms \
-	    sh -c 'echo "A $(date +%s%N)" >>"$0"; exit 1' log || true
+	    sh -c 'echo "A $(msclock -r -n)" >>"$0"; exit 1' log || true
 	run -1 --separate-stderr "$RETRY" -v -n2 -b 1ms -d 10s --circuit fr \
-	    --budget 1/500ms sh -c 'echo "B $(date +%s%N)" >>"$0"; exit 1' log
+	    --budget 1/500ms sh -c 'echo "B $(msclock -r -n)" >>"$0"; exit 1' log
 	[ "$(grep -c '^A' log)" -eq 2 ]
 	[ "$(grep -c '^B' log)" -eq 2 ]
 	local said
@@ -843,7 +838,6 @@ term_during_wait() {
 }
 
 @test "a run waits for the record's lock, and goes on when its holder dies" {
-	need_python
 	"$RETRY" --circuit lk true
 	cb-lock state/lk ready 3>&- &
 	local holder=$!
@@ -863,7 +857,6 @@ term_during_wait() {
 }
 
 @test "SIGTERM while waiting for the record's lock ends retry at once, no attempt" {
-	need_python
 	"$RETRY" --circuit lt true
 	cb-lock state/lt ready 3>&- &
 	local holder=$!
@@ -889,7 +882,6 @@ term_during_wait() {
 }
 
 @test "the deadline bounds a wait for the record's lock: 124, no attempt" {
-	need_python
 	"$RETRY" --circuit lt true
 	cb-lock state/lt ready 3>&- &
 	local holder=$!

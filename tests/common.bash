@@ -6,9 +6,9 @@ RETRY=${TEST_RETRY_BINARY:-$BATS_TEST_DIRNAME/../retry}
 HELPERS=$BATS_TEST_DIRNAME/helpers
 PATH=$HELPERS:$PATH
 
-# Milliseconds on the monotonic-ish wall clock, for bounded timing checks.
+# Milliseconds on the monotonic clock, for bounded timing checks.
 now_ms() {
-	date +%s%3N
+	msclock
 }
 
 # wait_for FILE [TENTHS]: poll until FILE exists, at most TENTHS/10 s (50).
@@ -24,8 +24,30 @@ wait_for() {
 # alive PID: the process exists and is not a zombie.
 alive() {
 	local state
-	state=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-	case $state in Z*) return 1 ;; esac
+	state=$(psprobe "$1" state 2>/dev/null) || return 1
+	[ "$state" != Z ]
+}
+
+# mode_of FILE: its permission bits in octal, as stat -c %a prints them
+# (from ls -ld, which POSIX specifies).
+mode_of() {
+	local perms
+	perms=$(ls -ld "$1") || return 1
+	awk -v p="${perms:1:9}" 'BEGIN {
+		for (i = 0; i < 3; i++) {
+			d = 0
+			if (substr(p, 3 * i + 1, 1) == "r") d += 4
+			if (substr(p, 3 * i + 2, 1) == "w") d += 2
+			if (substr(p, 3 * i + 3, 1) ~ /[xst]/) d += 1
+			printf "%d", d
+		}
+		print ""
+	}'
+}
+
+# owner_of FILE: the name of its owner.
+owner_of() {
+	ls -ld "$1" | awk '{ print $3 }'
 }
 
 # expect_stderr TEXT: bats' $stderr is exactly TEXT, else shows both.

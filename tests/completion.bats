@@ -457,14 +457,15 @@ fish_complete() {
 	need_fish
 	run -0 fish_complete 'retry -n 3 fakecmd su' 'retry -- fakecmd su' \
 	    'retry -qn 3 --jitter=full fakecmd o' 'retry -n 3 fakecmd --' \
-	    'retry -n 3 ls --' 'retry -q fakec' 'retry -n 3 nocompletion fi'
+	    'retry -n 3 fish --' 'retry -q fakec' 'retry -n 3 nocompletion fi'
 	split_blocks
 	same_set "fakecmd su" $'sub1\nsub2' "${block[1]}"
 	same_set "-- fakecmd su" $'sub1\nsub2' "${block[2]}"
 	[ "${block[3]}" = other ]
 	[ "${block[4]}" = --fake-opt ]
-	# ls's options, and none of retry's.
-	grep -qx -- --all <<<"${block[5]}"
+	# fish's options (its completion for ls depends on which ls is
+	# found), and none of retry's.
+	grep -qx -- --command <<<"${block[5]}"
 	if grep -E -- '^--(attempts|jitter|signal|dry-run)$' <<<"${block[5]}"; then
 		echo "retry's options offered after the command"
 		false

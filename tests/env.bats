@@ -14,7 +14,7 @@ setup() {
 
 # Seconds since the epoch, with nanoseconds.
 now_s() {
-	date +%s.%N
+	msclock -r -s
 }
 
 @test "RETRY_ATTEMPT counts the attempts from 1" {
@@ -184,14 +184,17 @@ now_s() {
 }
 
 # env_of FILE RETRY-ARGS...: the environment the command sees, run through
-# retry with RETRY-ARGS (or directly without any), one NUL-ended entry each,
-# sorted, without retry's five variables and "_".
+# retry with RETRY-ARGS (or directly without any), as bash's export -p
+# lists it (sorted, values quoted, so a newline in one is no new entry),
+# without retry's five variables and "_".
 env_of() {
 	local file=$1
 	shift
-	"$@" env -0 | grep -zv -e '^_=' -e '^RETRY_ATTEMPT=' \
-	    -e '^RETRY_MAX_ATTEMPTS=' -e '^RETRY_IDEMPOTENCY_KEY=' \
-	    -e '^RETRY_DEADLINE=' -e '^RETRY_AFTER_FILE=' | sort -z >"$file"
+	"$@" bash -c 'export -p' | grep -v -e '^declare -x _=' \
+	    -e '^declare -x RETRY_ATTEMPT=' -e '^declare -x RETRY_MAX_ATTEMPTS=' \
+	    -e '^declare -x RETRY_IDEMPOTENCY_KEY=' \
+	    -e '^declare -x RETRY_DEADLINE=' \
+	    -e '^declare -x RETRY_AFTER_FILE=' >"$file"
 }
 
 @test "nothing else in the environment changes" {
@@ -203,7 +206,7 @@ env_of() {
 	env_of "$dir/retried" "$RETRY"
 	env_of "$dir/deadline" "$RETRY" -q -n 3 -d 10s -t 5s -K key -b 10ms
 	[ -s "$dir/direct" ]
-	grep -qz '^RETRY_OTHER=kept$' "$dir/direct"
+	grep -qx 'declare -x RETRY_OTHER="kept"' "$dir/direct"
 	cmp "$dir/direct" "$dir/retried"
 	cmp "$dir/direct" "$dir/deadline"
 	# And retry's own are exactly these.

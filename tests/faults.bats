@@ -63,8 +63,6 @@ term_and_time() {
 }
 
 @test "SIGTERM while the attempt's end waits for the circuit's lock: 143 at once, the signal is not forgotten" {
-	[ -x /usr/bin/python3 ] || command -v python3 >/dev/null ||
-	    skip "no python3 to hold an fcntl lock (cb-lock)"
 	"$RETRY" --circuit lk true
 	"$RETRY" --circuit lk -b 10ms sh -c '
 		if [ "$RETRY_ATTEMPT" = 1 ]; then
@@ -90,8 +88,6 @@ term_and_time() {
 }
 
 @test "SIGTERM while waiting for the circuit's lock before an attempt: 143 at once" {
-	[ -x /usr/bin/python3 ] || command -v python3 >/dev/null ||
-	    skip "no python3 to hold an fcntl lock (cb-lock)"
 	"$RETRY" --circuit lk true
 	cb-lock "$RETRY_STATE_DIR/lk" ready 3>&- &
 	local holder=$!
@@ -109,8 +105,6 @@ term_and_time() {
 }
 
 @test "a released lock wakes the waiting run at once, not at its next look" {
-	[ -x /usr/bin/python3 ] || command -v python3 >/dev/null ||
-	    skip "no python3 to hold an fcntl lock (cb-lock)"
 	"$RETRY" --circuit lk true
 	cb-lock "$RETRY_STATE_DIR/lk" ready 3>&- &
 	local holder=$!

@@ -24,8 +24,8 @@ need_strace() {
 # attempts') in the strace -f output TRACE that make or remove a file.
 changes() {
 	local pid
-	pid=$(head -n 1 "$1" | cut -d ' ' -f 1)
-	grep "^$pid " "$1" |
+	pid=$(head -n 1 "$1" | awk '{ print $1 }')
+	grep -E "^$pid +" "$1" |
 	    grep -E ' (mkdir|mkdirat|rmdir|unlink|unlinkat|rename|renameat2?|link|linkat|symlink|symlinkat|mknod|mknodat|creat)\(|O_CREAT|O_TMPFILE' || true
 }
 
@@ -40,9 +40,9 @@ changes() {
 	# After each failed attempt, one look for a hint, which is not there;
 	# at the end, one more (a stat) for what the last attempt may have left.
 	local pid
-	pid=$(head -n 1 trace2 | cut -d ' ' -f 1)
-	[ "$(grep -cE "^$pid openat\([0-9]+, \"[0-9]+-[0-9a-f]{16}\".* = -1 ENOENT" trace2)" -eq 2 ]
-	[ "$(grep -cE "^$pid newfstatat\([0-9]+, \"[0-9]+-[0-9a-f]{16}\".* = -1 ENOENT" trace2)" -eq 1 ]
+	pid=$(head -n 1 trace2 | awk '{ print $1 }')
+	[ "$(grep -cE "^$pid +openat\([0-9]+, \"[0-9]+-[0-9a-f]{16}\".* = -1 ENOENT" trace2)" -eq 2 ]
+	[ "$(grep -cE "^$pid +newfstatat\([0-9]+, \"[0-9]+-[0-9a-f]{16}\".* = -1 ENOENT" trace2)" -eq 1 ]
 }
 
 @test "one draw of the kernel's randomness, no /dev/urandom, no /dev/tty" {

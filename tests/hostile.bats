@@ -44,9 +44,10 @@ stubborn='trap "" TERM; echo started >>"$0"; while :; do sleep 0.01; done'
 
 @test "a child that forks a daemon and exits does not hold retry" {
 	start=$(now_ms)
-	run -0 "$RETRY" -n1 sh -c 'exec 0<&- 1>&- 2>&-; setsid sleep 3 & exit 0'
+	run -0 "$RETRY" -n1 sh -c 'exec 0<&- 1>&- 2>&-; sigrun -s sleep 3 & echo $! >"$0"; exit 0' \
+	    "$BATS_TEST_TMPDIR/daemon"
 	[ $(($(now_ms) - start)) -lt 2000 ]
-	pkill -f '^sleep 3$' || true
+	kill "$(cat "$BATS_TEST_TMPDIR/daemon")" || true
 }
 
 @test "a child that closes its stdio fails and is retried as usual" {
@@ -129,7 +130,7 @@ retry: attempt 2/2 failed with exit 3; giving up: no attempts left" ]
 		# The reader is gone before retry starts.
 		{ sleep 0.1; rc=0
 		  # shellcheck disable=SC2086
-		  env --default-signal=PIPE "$RETRY" $args || rc=$?
+		  sigrun -d PIPE "$RETRY" $args || rc=$?
 		  echo "$rc" >>status; } 2>&1 | true
 	done
 	[ "$(cat status)" = "$(printf '125\n125\n125')" ]
@@ -172,7 +173,7 @@ retry: attempt 2/2 failed with exit 3; giving up: no attempts left" ]
 @test "an argument list close to ARG_MAX is passed through whole" {
 	# Half of ARG_MAX in 1000-byte arguments, under the 128 KiB per-argument limit.
 	n=$(( $(getconf ARG_MAX) / 2 / 1001 ))
-	run -0 bash -c 'arg=$(printf "%01000d" 0); set --; for i in $(seq '"$n"'); do set -- "$@" "$arg"; done
+	run -0 bash -c 'arg=$(printf "%01000d" 0); set --; for ((i = 0; i < '"$n"'; i++)); do set -- "$@" "$arg"; done
 		"$0" -n1 sh -c "echo \$#" sh "$@"' "$RETRY"
 	[ "$output" = "$n" ]
 }

@@ -123,7 +123,7 @@ shells() {
 		(ulimit -f 50; { sleep 0.3; head -c 1000000 /dev/zero; } |
 		    "$0" -I sh -c "trap \"\" XFSZ; echo \$\$ >pid; exec sleep 30")
 		echo "status $?"
-		[ "$(ps -o tpgid= -p $$)" -eq "$(ps -o pgid= -p $$)" ] &&
+		[ "$(psprobe $$ tpgid)" -eq "$(psprobe $$ pgid)" ] &&
 		    echo "shell has it"' "$RETRY"
 	echo "$output"
 	[ "$status" -eq 0 ]

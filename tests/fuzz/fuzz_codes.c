@@ -2,11 +2,13 @@
  * libFuzzer target: parse_codes() on any bytes.  It must not crash, an
  * accepted list is never empty, and a rejected one leaves the set as it was.
  */
+#include "../../compat.h"	/* first: the feature macros */
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../backoff.h"
+#include "../../parse.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -2,11 +2,13 @@
  * libFuzzer target: parse_duration() on any bytes.  It must not crash, and
  * what it accepts must lie in [0, DUR_MAX].
  */
+#include "../../compat.h"	/* first: the feature macros */
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../backoff.h"
+#include "../../parse.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -3,6 +3,8 @@
  * lines, and for an accepted policy the schedule a dry run would print:
  * every delay in [0, cap], never NaN.
  */
+#include "../../compat.h"	/* first: the feature macros */
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -35,7 +35,7 @@ gone() {
 	local n=0
 	while alive "$1"; do
 		if [ "$n" -ge "${2:-100}" ]; then
-			echo "process $1 is still alive: $(ps -o pid=,stat=,args= -p "$1")"
+			echo "process $1 is still alive: $(psprobe "$1")"
 			return 1
 		fi
 		sleep 0.01

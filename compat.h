@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The one place where the feature macros are picked, per platform: every
+ * .c file includes this first, before any system header.  POSIX.1-2008
+ * with XSI everywhere; on macOS and FreeBSD also the platform's own
+ * interfaces, which their headers hide under _XOPEN_SOURCE alone.
+ */
+#ifndef COMPAT_H
+#define COMPAT_H
+
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE	700
+#endif
+
+#if defined(__linux__)
+/*
+ * glibc and musl show vfork() and getentropy(), which are not in
+ * POSIX.1-2008, with _DEFAULT_SOURCE (musl: through _BSD_SOURCE).
+ */
+#define _DEFAULT_SOURCE	1 /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
+#elif defined(__APPLE__)
+/* Strict mode hides O_NOFOLLOW, mkdtemp(), SIGWINCH and SIGIO. */
+#define _DARWIN_C_SOURCE	1
+#elif defined(__FreeBSD__)
+/* _XOPEN_SOURCE leaves __BSD_VISIBLE undefined: SIGWINCH and SIGIO hide. */
+#define __BSD_VISIBLE	1
+#endif
+
+/*
+ * getentropy(3): glibc 2.25, musl 1.1.20, FreeBSD 12, OpenBSD, macOS
+ * 10.12 (in <sys/random.h>).  Elsewhere retry reads /dev/urandom.
+ */
+#if defined(__linux__) || defined(__FreeBSD__) || defined(__OpenBSD__) || \
+    defined(__APPLE__)
+#define HAVE_GETENTROPY	1
+#endif
+
+/* clock_nanosleep(2) (POSIX, with _POSIX_CLOCK_SELECTION): not on macOS. */
+#if !defined(__APPLE__)
+#define HAVE_CLOCK_NANOSLEEP	1
+#endif
+
+#endif

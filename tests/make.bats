@@ -1,0 +1,225 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
+# The Makefile under GNU make and bmake: the user's flags win, install
+# gives the same modes under any umask and puts each file where its tool
+# looks, uninstall removes what install copied.
+load common
+
+TOP=$BATS_TEST_DIRNAME/..
+# Run by make (make test, make distcheck), the tests would pass on its
+# flags to the makes they run, in GNU make's form, which bmake misreads.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+
+# The make programs here: GNU make (or whatever "make" is), and bmake.
+makes() {
+	command -v make >/dev/null && echo make
+	command -v bmake >/dev/null && echo bmake
+	return 0
+}
+
+# compile_line MAKE [VAR=VALUE...]: the command that MAKE would run to
+# build retry from a copy of the sources, where nothing is built yet.
+compile_line() {
+	local make=$1 dir=$BATS_TEST_TMPDIR/src
+	shift
+	rm -rf "$dir"
+	mkdir "$dir"
+	cp "$TOP"/*.c "$TOP"/*.h "$TOP"/Makefile "$dir"/
+	(cd "$dir" && "$make" -n retry "$@") | grep -- ' -o retry '
+}
+
+@test "make and bmake build with -O2 -g and our warnings by default" {
+	local m line
+	for m in $(makes); do
+		line=$(unset CC CFLAGS CPPFLAGS LDFLAGS; compile_line "$m")
+		matches "$line" ' -Wall -Wextra -Wpedantic .* -O2 -g'
+	done
+}
+
+@test "make and bmake honour CC, CFLAGS, CPPFLAGS and LDFLAGS from the environment and the command line" {
+	local m line
+	for m in $(makes); do
+		line=$(CC=mycc CFLAGS=-O0 CPPFLAGS=-DENV_CPP LDFLAGS=-static \
+		    compile_line "$m")
+		# Ours first, the user's after, so that the user's -O wins.
+		matches "$line" '^mycc .*-Wall .*-DENV_CPP .*-O2 -g.* -O0 .* -static$'
+		line=$(compile_line "$m" CC=othercc CFLAGS=-Os \
+		    CPPFLAGS=-DCMD_CPP LDFLAGS=-s)
+		matches "$line" '^othercc .*-Wall .*-DCMD_CPP .*-O2 -g.* -Os .* -s$'
+	done
+}
+
+# check_modes DIR: under DIR, directories and retry are 0755, the rest
+# 0644 (find -perm without "-" is an exact match).
+check_modes() {
+	local bad
+	bad=$(find "$1" \( -type d ! -perm 755 \) -o \
+	    \( -type f -name retry -path '*/bin/*' ! -perm 755 \) -o \
+	    \( -type f ! -path '*/bin/*' ! -perm 644 \))
+	[ -z "$bad" ] && return
+	echo "wrong modes:"
+	ls -ld $bad
+	return 1
+}
+
+@test "make install under umask 077: the files where each tool looks, 0755 and 0644; make uninstall removes them" {
+	local m dest
+	for m in $(makes); do
+		dest=$BATS_TEST_TMPDIR/$m
+		run -0 sh -c 'umask 077 && "$@"' sh "$m" -s -C "$TOP" \
+		    install DESTDIR="$dest"
+		[ "$(cd "$dest" && find . -type f | sort)" = "$(printf '%s\n' \
+		    ./etc/fish/completions/retry.fish \
+		    ./usr/local/bin/retry \
+		    ./usr/local/share/bash-completion/completions/retry \
+		    ./usr/local/share/man/man1/retry.1 \
+		    ./usr/local/share/zsh/site-functions/_retry)" ]
+		check_modes "$dest"
+		cmp "$TOP/retry.1" "$dest/usr/local/share/man/man1/retry.1"
+		cmp "$TOP/completions/_retry" \
+		    "$dest/usr/local/share/zsh/site-functions/_retry"
+		"$dest/usr/local/bin/retry" --version
+		run -0 "$m" -s -C "$TOP" uninstall DESTDIR="$dest"
+		[ -z "$(find "$dest" ! -type d)" ]
+	done
+}
+
+@test "make install for a package: PREFIX, and each directory variable moves its file alone" {
+	local dest=$BATS_TEST_TMPDIR/pkg
+	run -0 make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/usr \
+	    ZSHCOMPDIR=/usr/share/zsh/vendor-completions \
+	    FISHCOMPDIR=/usr/share/fish/vendor_completions.d
+	[ "$(cd "$dest" && find . -type f | sort)" = "$(printf '%s\n' \
+	    ./usr/bin/retry \
+	    ./usr/share/bash-completion/completions/retry \
+	    ./usr/share/fish/vendor_completions.d/retry.fish \
+	    ./usr/share/man/man1/retry.1 \
+	    ./usr/share/zsh/vendor-completions/_retry)" ]
+	run -0 make -s -C "$TOP" uninstall DESTDIR="$dest" PREFIX=/usr \
+	    ZSHCOMPDIR=/usr/share/zsh/vendor-completions \
+	    FISHCOMPDIR=/usr/share/fish/vendor_completions.d
+	[ -z "$(find "$dest" -type f)" ]
+
+	dest=$BATS_TEST_TMPDIR/opt
+	run -0 make -s -C "$TOP" install DESTDIR="$dest" BINDIR=/opt/bin \
+	    MANDIR=/opt/man BASHCOMPDIR=/opt/bash SYSCONFDIR=/opt/etc
+	[ "$(cd "$dest" && find . -type f | sort)" = "$(printf '%s\n' \
+	    ./opt/bash/retry \
+	    ./opt/bin/retry \
+	    ./opt/etc/fish/completions/retry.fish \
+	    ./opt/man/man1/retry.1 \
+	    ./usr/local/share/zsh/site-functions/_retry)" ]
+}
+
+# shell_dirs SHELL: the directories a new interactive zsh ($fpath) or fish
+# ($fish_complete_path) searches for completions, one a line, with a clean
+# HOME and no XDG variables, as at a console or over ssh.
+shell_dirs() {
+	local home=$BATS_TEST_TMPDIR/home-$1
+	mkdir -p "$home"
+	: >"$home/.zshrc"	# no zsh-newuser-install
+	case $1 in
+	zsh)
+		env -i HOME="$home" PATH="$PATH" TERM=dumb \
+		    zsh -i -c 'print -rl -- $fpath' </dev/null 2>/dev/null ;;
+	fish)
+		env -i HOME="$home" PATH="$PATH" TERM=dumb \
+		    fish -c 'printf "%s\n" $fish_complete_path' </dev/null ;;
+	esac
+}
+
+@test "a default make install puts the zsh and fish completions in a directory that zsh and fish search" {
+	local dest=$BATS_TEST_TMPDIR/root sh file found
+	run -0 make -s -C "$TOP" install DESTDIR="$dest"
+	for sh in zsh fish; do
+		command -v "$sh" >/dev/null || continue
+		file=_retry
+		[ "$sh" = zsh ] || file=retry.fish
+		found=
+		while IFS= read -r dir; do
+			[ -f "$dest$dir/$file" ] && found=$dir
+		done < <(shell_dirs "$sh")
+		[ -n "$found" ] || { echo "$sh: $file is in no directory it searches"; false; }
+	done
+}
+
+# complete_in SHELL...: at a pseudo-terminal, a new interactive SHELL with
+# an empty HOME types "retry --j", Tab and Return: the completion must
+# have made it "retry --jitter", which retry answers with its message for
+# a missing value.  The prompt of root ends in "# ".  zsh completes only
+# after compinit, which Debian's zshrc leaves to the user's (its
+# newuser.zshrc.recommended has it).
+complete_in() {
+	local home=$TEST_TMP/home.$1
+	mkdir "$home"
+	echo 'autoload -Uz compinit && compinit' >"$home/.zshrc"
+	env -i HOME="$home" TERM=xterm PATH=/usr/local/bin:/usr/bin:/bin \
+	    "$TEST_DIR/ptyrun" -t 20000 -o '# ' -i 'retry --j\011' \
+	    -i '\n' -o "option '--jitter' needs a value" -i 'exit 0\n' -- "$@"
+}
+
+@test "after a default make install as root, a new bash, zsh and fish complete 'retry --j' to --jitter" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root, for a mount namespace"
+	command -v unshare >/dev/null || skip "unshare is not installed"
+	for d in /usr/local/bin /usr/local/share /etc/fish/completions; do
+		[ -d "$d" ] || skip "$d is missing"
+	done
+	unshare --mount true 2>/dev/null || skip "no mount namespace here"
+	export -f complete_in
+	export TEST_TMP=$BATS_TEST_TMPDIR TEST_DIR=$BATS_TEST_DIRNAME
+	# In a mount namespace of its own, an empty /usr/local/bin,
+	# /usr/local/share and /etc/fish/completions: the real ones are left
+	# alone.
+	run unshare --mount bash -c '
+		set -e
+		for d in /usr/local/bin /usr/local/share /etc/fish/completions; do
+			mount -t tmpfs -o mode=755 tmpfs "$d"
+		done
+		make -s -C "$1" install >/dev/null
+		for sh in "bash --login -i" "zsh -i" "fish -i"; do
+			command -v "${sh%% *}" >/dev/null || continue
+			echo "== $sh"
+			complete_in $sh >/dev/null 2>"$TEST_TMP/err" || {
+				cat "$TEST_TMP/err"; exit 1; }
+		done' bash "$TOP"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "make test BATS=/path/to/bats runs that bats on tests/" {
+	local fake=$BATS_TEST_TMPDIR/fake-bats
+	printf '#!/bin/sh\necho "$@" >"%s"\n' "$BATS_TEST_TMPDIR/ran" >"$fake"
+	chmod +x "$fake"
+	run -0 make -s -C "$TOP" test BATS="$fake"
+	[ "$(cat "$BATS_TEST_TMPDIR/ran")" = tests ]
+}
+
+# no_bats_tree: a copy of run-bats where no bats is installed or fetched
+# yet, and a PATH of sh, dirname and an npm and apt-get that only leave a
+# mark in $BATS_TEST_TMPDIR/fetched.
+no_bats_tree() {
+	local t=$BATS_TEST_TMPDIR tool
+	mkdir -p "$t/tree/tests" "$t/bin"
+	cp "$TOP/tests/run-bats" "$t/tree/tests/"
+	for tool in sh dirname; do
+		ln -s "$(command -v "$tool")" "$t/bin/$tool"
+	done
+	for tool in npm apt-get; do
+		printf '#!/bin/sh\necho %s >>"%s"\n' "$tool" "$t/fetched" \
+		    >"$t/bin/$tool"
+		chmod +x "$t/bin/$tool"
+	done
+}
+
+@test "RETRY_NO_FETCH=1: run-bats installs nothing and says what to do" {
+	no_bats_tree
+	run -1 env PATH="$BATS_TEST_TMPDIR/bin" RETRY_NO_FETCH=1 \
+	    sh "$BATS_TEST_TMPDIR/tree/tests/run-bats" tests
+	[ "$output" = "run-bats: bats is not installed, and RETRY_NO_FETCH is set: install bats-core, or give its path: make test BATS=/path/to/bats" ]
+	[ ! -e "$BATS_TEST_TMPDIR/fetched" ]
+	# Without it, the same tree fetches (a fake npm: no bats to run).
+	run -127 env PATH="$BATS_TEST_TMPDIR/bin" \
+	    sh "$BATS_TEST_TMPDIR/tree/tests/run-bats" tests
+	[ "$(cat "$BATS_TEST_TMPDIR/fetched")" = npm ]
+	[[ ${lines[0]} == "run-bats: bats is not installed; getting bats@"* ]]
+}
