@@ -73,18 +73,6 @@ ended() {
 	done
 }
 
-# as_nobody COMMAND ...: runs COMMAND as the user nobody, keeping the
-# environment; returns 77 when no tool here can.
-as_nobody() {
-	if command -v setpriv >/dev/null 2>&1; then
-		setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"
-	elif command -v runuser >/dev/null 2>&1; then
-		runuser -u nobody -- "$@"
-	else
-		return 77
-	fi
-}
-
 need_root_and_nobody() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to give files to another user"
 	id nobody >/dev/null 2>&1 || skip "no user nobody"

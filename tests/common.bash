@@ -84,3 +84,29 @@ wait_for_text() {
 		n=$((n + 1))
 	done
 }
+
+# setpriv_path: a setpriv that can change the user (util-linux's: busybox's
+# has no --reuid), wherever PATH has one; fails when there is none.
+setpriv_path() {
+	local p
+	for p in $(type -ap setpriv); do
+		if "$p" --reuid="$(id -u)" true 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# as_nobody COMMAND ...: runs COMMAND as the user nobody, keeping the
+# environment; returns 77 when no tool here can.
+as_nobody() {
+	local p
+	if p=$(setpriv_path); then
+		"$p" --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"
+	elif command -v runuser >/dev/null 2>&1; then
+		runuser -u nobody -- "$@"
+	else
+		return 77
+	fi
+}

@@ -141,7 +141,7 @@ term_and_time() {
 need_nobody_and_prlimit() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to run as another user"
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
-	command -v setpriv >/dev/null || skip "no setpriv"
+	SETPRIV=$(setpriv_path) || skip "no setpriv that can change the user"
 	command -v prlimit >/dev/null || skip "no prlimit"
 	# The limit counts the processes of the user: nobody must have none.
 	[ -z "$(ps -u nobody -o pid= 2>/dev/null)" ] || skip "nobody runs processes"
@@ -150,7 +150,7 @@ need_nobody_and_prlimit() {
 @test "no process left for an attempt (EAGAIN): a failed attempt, retried, then 125 with its own message" {
 	need_nobody_and_prlimit
 	chmod 777 .
-	run -125 --separate-stderr prlimit --nproc=1 -- setpriv \
+	run -125 --separate-stderr prlimit --nproc=1 -- "$SETPRIV" \
 	    --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
 	    "$RETRY" -n 3 -b 10ms --report r.json touch ran
 	echo "$stderr"
@@ -167,12 +167,12 @@ need_nobody_and_prlimit() {
 	need_nobody_and_prlimit
 	chmod 777 .
 	# Two processes for nobody: this one and retry; none left for an attempt.
-	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+	"$SETPRIV" --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
 	    sleep 30 3>&- &
 	local blocker=$!
 	later "$blocker"
 	sleep 0.1
-	prlimit --nproc=2 -- setpriv --reuid=nobody --regid="$(id -g nobody)" \
+	prlimit --nproc=2 -- "$SETPRIV" --reuid=nobody --regid="$(id -g nobody)" \
 	    --clear-groups "$RETRY" -n 5 -b 300ms -j none touch ran 2>err 3>&- &
 	local pid=$!
 	later "$pid"

@@ -77,15 +77,13 @@ unset" ]
 @test "a read-only TMPDIR (an unprivileged user): the command runs" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to run as another user"
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
+	as_nobody true || skip "nothing here can run a command as nobody"
 	chmod 755 "$BATS_TEST_TMPDIR" "$TMPDIR"
-	run -0 --separate-stderr setpriv --reuid=nobody --regid="$(id -g nobody)" \
-	    --clear-groups env TMPDIR="$TMPDIR" "$RETRY" -v echo ran
+	run -0 --separate-stderr as_nobody env TMPDIR="$TMPDIR" "$RETRY" -v echo ran
 	[ "$output" = ran ]
 	[[ $stderr == *"Retry-After hints are off: $TMPDIR/retry-$(id -u nobody): Permission denied"* ]]
 	# -I, -O and --report need a writable place: one line, 125, nothing run.
-	run -125 --separate-stderr setpriv --reuid=nobody \
-	    --regid="$(id -g nobody)" --clear-groups env TMPDIR="$TMPDIR" \
-	    "$RETRY" -O echo ran
+	run -125 --separate-stderr as_nobody env TMPDIR="$TMPDIR" "$RETRY" -O echo ran
 	[ "$output" = "" ]
 	expect_stderr "retry: --buffer-stdout needs a temporary file in $TMPDIR: Permission denied"
 }
