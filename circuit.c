@@ -1,7 +1,10 @@
 /*
  * The record of a circuit: a small text file per NAME in the state
- * directory, owned by the user and reached without symbolic links, changed
- * only under an fcntl(2) lock, which the kernel drops if its holder dies.
+ * directory.  The directory is reached from / one component at a time,
+ * following no symbolic link, through directories that only root or the
+ * user can change; a record is opened by its name relative to it, replaced
+ * whole by rename(2) under a lock on a file of its own, and never written
+ * over when it is not a record.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -11,164 +14,297 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "backoff.h"
 #include "circuit.h"
+#include "parse.h"
+#include "proc.h"
 
+#define MAGIC		"retry-circuit 1\n"
 #define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256)
+#define TIME_MAX	(INT64_C(1) << 62)	/* Unix ns: the year 2116 */
+#define COUNT_MAX	INT_MAX
+
+/* The record as it is kept. */
+struct record {
+	enum circuit_state state;
+	long		 failures;	/* failed attempts in a row */
+	long		 openings;	/* openings in a row */
+	int64_t		 half_open_at;	/* Unix ns, while open */
+	long		 probe;		/* the probing process, for people */
+	long		 budget;	/* N of the last --budget */
+	int64_t		 window;	/* ns, of the last --budget */
+	size_t		 nretries;
+	int64_t		 retries[BUDGET_MAX];	/* Unix ns, oldest first */
+};
 
 static const char *const state_names[] = { "closed", "open", "half-open" };
 
+/* Byte 0 of the lock file: changing the record; byte 1: the probe. */
+static const struct flock update_lock = { F_WRLCK, SEEK_SET, 0, 1, 0 };
+
 static int
-failure(char *err, size_t size, const char *fmt, ...)
+failure(struct circuit *c, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
-	(void)vsnprintf(err, size, fmt, ap);
+	(void)vsnprintf(c->err, sizeof(c->err), fmt, ap);
 	va_end(ap);
 	return -1;
 }
 
-/* Letters, digits, '.', '_' and '-', and not a name of a directory. */
-int
-circuit_valid_name(const char *s)
-{
-	size_t len = strlen(s);
-
-	if (len == 0 || len > 200 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
-		return 0;
-	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "0123456789._-") == len;
-}
+/* ---- The state directory --------------------------------------------- */
 
 /* $RETRY_STATE_DIR, else $XDG_STATE_HOME/retry, else ~/.local/state/retry. */
 static int
-state_dir(char *buf, size_t size, char *err, size_t errsize)
+state_dir(struct circuit *c)
 {
 	const char *dir;
 	int n;
 
 	if ((dir = getenv("RETRY_STATE_DIR")) != NULL && *dir != '\0')
-		n = snprintf(buf, size, "%s", dir);
+		n = snprintf(c->dir_path, sizeof(c->dir_path), "%s", dir);
 	else if ((dir = getenv("XDG_STATE_HOME")) != NULL && *dir != '\0')
-		n = snprintf(buf, size, "%s/retry", dir);
+		n = snprintf(c->dir_path, sizeof(c->dir_path), "%s/retry", dir);
 	else if ((dir = getenv("HOME")) != NULL && *dir != '\0')
-		n = snprintf(buf, size, "%s/.local/state/retry", dir);
+		n = snprintf(c->dir_path, sizeof(c->dir_path),
+		    "%s/.local/state/retry", dir);
 	else
-		return failure(err, errsize, "no state directory: set "
-		    "RETRY_STATE_DIR, XDG_STATE_HOME or HOME");
-	if (n < 0 || (size_t)n >= size)
-		return failure(err, errsize, "state directory: %s",
-		    strerror(ENAMETOOLONG));
-	return 0;
-}
-
-/* Like mkdir -p, 0700 for what it makes; the last one must be ours. */
-static int
-make_dir(char *path, char *err, size_t errsize)
-{
-	struct stat st;
-	char *slash;
-
-	for (slash = strchr(path + 1, '/'); slash != NULL;
-	    slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		if (mkdir(path, 0700) == -1 && errno != EEXIST) {
-			*slash = '/';
-			return failure(err, errsize, "%s: %s", path,
-			    strerror(errno));
-		}
-		*slash = '/';
-	}
-	if (mkdir(path, 0700) == -1 && errno != EEXIST)
-		return failure(err, errsize, "%s: %s", path, strerror(errno));
-	if (lstat(path, &st) == -1)
-		return failure(err, errsize, "%s: %s", path, strerror(errno));
-	if (S_ISLNK(st.st_mode))
-		return failure(err, errsize, "state directory %s is a symbolic "
-		    "link", path);
-	if (!S_ISDIR(st.st_mode))
-		return failure(err, errsize, "%s is not a directory", path);
-	if (st.st_uid != geteuid())
-		return failure(err, errsize, "state directory %s belongs to "
-		    "another user", path);
+		return failure(c, "no state directory: set RETRY_STATE_DIR, "
+		    "XDG_STATE_HOME or HOME");
+	if (n < 0 || (size_t)n >= sizeof(c->dir_path))
+		return failure(c, "state directory: %s", strerror(ENAMETOOLONG));
 	return 0;
 }
 
 /*
- * Opens (making it if need be) the record of NAME.  Returns -1 with the
- * one line that says why in err.
+ * A directory on the way to the state directory must not let another user
+ * swap what it holds: it belongs to root or the user and no one else may
+ * write it, unless it is sticky, as /tmp is (then others cannot rename or
+ * remove what is not theirs).  The state directory itself must be the
+ * user's and writable by no one else.
  */
-int
-circuit_open(struct circuit *c, const char *name, char *err, size_t errsize)
+static int
+check_dir(struct circuit *c, const struct stat *st, const char *path,
+    int last)
 {
-	char dir[PATH_MAX];
-	struct stat st;
-	int n;
+	uid_t me = geteuid();
 
-	c->fd = -1;
-	c->reported = 0;
-	if (state_dir(dir, sizeof(dir), err, errsize) == -1 ||
-	    make_dir(dir, err, errsize) == -1)
-		return -1;
-	n = snprintf(c->path, sizeof(c->path), "%s/%s", dir, name);
-	if (n < 0 || (size_t)n >= sizeof(c->path))
-		return failure(err, errsize, "%s: %s", dir,
-		    strerror(ENAMETOOLONG));
-	c->fd = open(c->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	/* O_NOFOLLOW on a symbolic link: ELOOP, but EMLINK on FreeBSD. */
-	if (c->fd == -1 && (errno == ELOOP || errno == EMLINK))
-		return failure(err, errsize, "record %s is a symbolic link",
-		    c->path);
-	if (c->fd == -1)
-		return failure(err, errsize, "%s: %s", c->path, strerror(errno));
-	if (fstat(c->fd, &st) == -1)
-		return failure(err, errsize, "%s: %s", c->path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return failure(err, errsize, "record %s is not a regular file",
-		    c->path);
-	if (st.st_uid != geteuid())
-		return failure(err, errsize, "record %s belongs to another user",
-		    c->path);
+	if (last && st->st_uid != me)
+		return failure(c, "state directory %s belongs to another user",
+		    path);
+	if (st->st_uid != me && st->st_uid != 0)
+		return failure(c, "%s, on the way to the state directory, "
+		    "belongs to another user", path);
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+	    (last || (st->st_mode & S_ISVTX) == 0))
+		return failure(c, "%s%s is writable by other users; make it "
+		    "go-w", last ? "state directory " : "", path);
 	return 0;
 }
 
-/* Reads "key number\n" at *p. */
+/*
+ * openat(parent, name) of a directory, made (0700) when missing and make.
+ * *link says whether it failed on a symbolic link, whatever the system
+ * says for O_NOFOLLOW with O_DIRECTORY there (Linux ENOTDIR, FreeBSD
+ * EMLINK, others ELOOP).
+ */
 static int
-field(char **p, const char *key, long long *v)
+open_step(int parent, const char *name, int make, int *link)
+{
+	struct stat st;
+	int fd, e;
+
+	*link = 0;
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd == -1 && errno == ENOENT && make &&
+	    (mkdirat(parent, name, 0700) == 0 || errno == EEXIST))
+		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+	if (fd == -1 && errno != ENOENT) {
+		e = errno;
+		*link = fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode);
+		errno = e;
+	}
+	return fd;
+}
+
+/* Why a component of the state directory would not open: one line in c->err. */
+static int
+open_failed(struct circuit *c, int len, int last, int link)
+{
+	const char *p = c->dir_path;
+
+	if (link)
+		return failure(c, last ? "state directory %.*s is a symbolic "
+		    "link" : "%.*s, on the way to the state directory, is a "
+		    "symbolic link", len, p);
+	if (errno == ENOTDIR)
+		return failure(c, "%.*s is not a directory", len, p);
+	c->missing = errno == ENOENT;
+	return failure(c, "%.*s: %s", len, p, strerror(errno));
+}
+
+/*
+ * Opens the state directory one component at a time from / (a relative
+ * path from the current directory, as getcwd() names it), each relative to
+ * the descriptor of the one before and with O_NOFOLLOW: no symbolic link
+ * is followed, and nothing can be swapped between a check and a use.
+ * With make, what is missing is made, 0700.  Returns the descriptor, or
+ * -1 with why in c->err (c->missing: it does not exist, and not make).
+ */
+static int
+open_state_dir(struct circuit *c, int make)
+{
+	char path[PATH_MAX], cwd[PATH_MAX], *comp, *next;
+	struct stat st;
+	int fd, parent, len, last, link, e;
+
+	if (c->dir_path[0] != '/') {
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			return failure(c, "getcwd: %s", strerror(errno));
+		if (snprintf(path, sizeof(path), "%s/%s", cwd, c->dir_path) >=
+		    (int)sizeof(path))
+			return failure(c, "state directory: %s",
+			    strerror(ENAMETOOLONG));
+		(void)snprintf(c->dir_path, sizeof(c->dir_path), "%s", path);
+	}
+	(void)snprintf(path, sizeof(path), "%s", c->dir_path);
+	if ((fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return failure(c, "/: %s", strerror(errno));
+	if (fstat(fd, &st) == -1)
+		(void)failure(c, "/: %s", strerror(errno));
+	else if (check_dir(c, &st, "/", 0) == 0)
+		for (comp = path + 1; *comp != '\0'; comp = next) {
+			if ((next = strchr(comp, '/')) != NULL)
+				*next++ = '\0';
+			else
+				next = comp + strlen(comp);
+			if (*comp == '\0' || strcmp(comp, ".") == 0)
+				continue;
+			len = (int)(comp - path + (ptrdiff_t)strlen(comp));
+			last = next[strspn(next, "/")] == '\0';
+			if (strcmp(comp, "..") == 0) {
+				(void)failure(c, "state directory %s: no \"..\" "
+				    "in it, please", c->dir_path);
+				break;
+			}
+			parent = fd;
+			fd = open_step(parent, comp, make, &link);
+			e = errno;
+			if (close(parent) == -1 && fd != -1)
+				e = errno, fd = -1;
+			if (fd == -1) {
+				errno = e;
+				return open_failed(c, len, last, link);
+			}
+			if (fstat(fd, &st) == -1) {
+				(void)failure(c, "%.*s: %s", len, c->dir_path,
+				    strerror(errno));
+				break;
+			}
+			(void)snprintf(cwd, sizeof(cwd), "%.*s", len,
+			    c->dir_path);
+			if (check_dir(c, &st, cwd, last) == -1)
+				break;
+			if (last)
+				return fd;
+		}
+	(void)close(fd);	/* read only: nothing to lose */
+	if (c->err[0] == '\0')
+		(void)failure(c, "state directory %s: not a directory path",
+		    c->dir_path);
+	return -1;
+}
+
+/* ---- The record ------------------------------------------------------ */
+
+/* "record DIR/NAME is ...": one line about the record in c->err. */
+static int
+record_failure(struct circuit *c, const char *why)
+{
+	return failure(c, "record %s/%s %s", c->dir_path, c->name, why);
+}
+
+/*
+ * Opens a file of the state directory that is retry's own, and checks it:
+ * a regular file, the user's, with no other name (a hard link planted to
+ * another file would make retry write there).
+ */
+static int
+check_own_file(struct circuit *c, int fd, const char *name)
+{
+	const char *what = strcmp(name, c->name) == 0 ? "record " : "";
+	struct stat st;
+
+	if (fstat(fd, &st) == -1)
+		return failure(c, "%s/%s: %s", c->dir_path, name,
+		    strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return failure(c, "%s%s/%s is not a regular file", what,
+		    c->dir_path, name);
+	if (st.st_uid != geteuid())
+		return failure(c, "%s%s/%s belongs to another user", what,
+		    c->dir_path, name);
+	if (st.st_nlink != 1)
+		return failure(c, "%s%s/%s has another name (a hard link); "
+		    "not used", what, c->dir_path, name);
+	return 0;
+}
+
+/* Steps over w at *p; -1 if it is not there. */
+static int
+word(char **p, const char *w)
+{
+	size_t len = strlen(w);
+
+	if (strncmp(*p, w, len) != 0)
+		return -1;
+	*p += len;
+	return 0;
+}
+
+/* Reads "key value\n" at *p: a number within [0, max]. */
+static int
+field(char **p, const char *key, int64_t max, int64_t *v)
 {
 	size_t len = strlen(key);
-	char *end;
+	char *s = *p;
 
-	if (strncmp(*p, key, len) != 0 || (*p)[len] != ' ' ||
-	    (*p)[len + 1] < '0' || (*p)[len + 1] > '9')
+	if (strncmp(s, key, len) != 0 || s[len] != ' ')
 		return -1;
-	errno = 0;
-	*v = strtoll(*p + len + 1, &end, 10);
-	if (errno != 0 || (*end != '\n' && *end != ' '))
+	s += len + 1;
+	if (scan_bounded(&s, max, v) == -1 || *s != '\n')
 		return -1;
-	*p = end;
+	*p = s + 1;
 	return 0;
 }
 
+/*
+ * The text of a record into *r, every field within its range, so that no
+ * arithmetic on it can overflow and no wait can be longer than a duration
+ * can be: times no later than now + DUR_MAX.  -1: corrupt.
+ */
 static int
-parse_record(char *text, struct record *r)
+parse_record(char *text, int64_t now, struct record *r)
 {
-	long long v[8];
-	char *p = text, *end;
-	size_t i, s;
+	int64_t v[8], later = now + DUR_MAX;
+	char *p = text + strlen(MAGIC);
+	size_t s, i;
 
 	memset(r, 0, sizeof(*r));
-	if (strncmp(p, "retry-circuit 1\nstate ", 22) != 0)
+	if (strncmp(p, "state ", 6) != 0)
 		return -1;
-	p += 22;
+	p += 6;
 	for (s = 0; s < 3; s++)
 		if (strncmp(p, state_names[s], strlen(state_names[s])) == 0 &&
 		    p[strlen(state_names[s])] == '\n')
@@ -177,30 +313,25 @@ parse_record(char *text, struct record *r)
 		return -1;
 	r->state = (enum circuit_state)s;
 	p += strlen(state_names[s]) + 1;
-	if (field(&p, "failures", &v[0]) || *p++ != '\n' ||
-	    field(&p, "openings", &v[1]) || *p++ != '\n' ||
-	    field(&p, "half-open-at", &v[2]) || *p++ != '\n' ||
-	    field(&p, "probe", &v[3]) || *p++ != '\n' ||
-	    field(&p, "budget", &v[4]) || *p++ != ' ' ||
-	    (v[5] = strtoll(p, &end, 10), end == p) || *end != '\n' ||
-	    (p = end + 1, field(&p, "retries", &v[6])) ||
-	    v[6] > BUDGET_MAX || v[3] > INT_MAX)
+	if (field(&p, "failures", COUNT_MAX, &v[0]) ||
+	    field(&p, "openings", COUNT_MAX, &v[1]) ||
+	    field(&p, "half-open-at", later, &v[2]) ||
+	    field(&p, "probe", INT_MAX, &v[3]) || word(&p, "budget ") ||
+	    scan_bounded(&p, BUDGET_MAX, &v[4]) == -1 || word(&p, " ") ||
+	    scan_bounded(&p, DUR_MAX, &v[5]) == -1 || word(&p, "\nretries ") ||
+	    scan_bounded(&p, BUDGET_MAX, &v[6]) == -1)
 		return -1;
 	r->failures = (long)v[0];
 	r->openings = (long)v[1];
 	r->half_open_at = v[2];
-	r->probe = (pid_t)v[3];
+	r->probe = (long)v[3];
 	r->budget = (long)v[4];
 	r->window = v[5];
 	r->nretries = (size_t)v[6];
 	for (i = 0; i < r->nretries; i++) {
-		if (*p++ != ' ')
+		if (*p++ != ' ' || scan_bounded(&p, later, &r->retries[i]) ==
+		    -1 || (i > 0 && r->retries[i] < r->retries[i - 1]))
 			return -1;
-		errno = 0;
-		r->retries[i] = strtoll(p, &end, 10);
-		if (errno != 0 || end == p)
-			return -1;
-		p = end;
 	}
 	return *p == '\n' && p[1] == '\0' ? 0 : -1;
 }
@@ -210,11 +341,11 @@ format_record(char *buf, size_t size, const struct record *r)
 {
 	size_t len, i;
 
-	len = (size_t)snprintf(buf, size, "retry-circuit 1\nstate %s\n"
-	    "failures %ld\nopenings %ld\nhalf-open-at %lld\nprobe %ld\n"
-	    "budget %ld %lld\nretries %zu", state_names[r->state], r->failures,
-	    r->openings, (long long)r->half_open_at, (long)r->probe,
-	    r->budget, (long long)r->window, r->nretries);
+	len = (size_t)snprintf(buf, size, MAGIC "state %s\nfailures %ld\n"
+	    "openings %ld\nhalf-open-at %lld\nprobe %ld\nbudget %ld %lld\n"
+	    "retries %zu", state_names[r->state], r->failures, r->openings,
+	    (long long)r->half_open_at, r->probe, r->budget,
+	    (long long)r->window, r->nretries);
 	for (i = 0; i < r->nretries && len < size; i++)
 		len += (size_t)snprintf(buf + len, size - len, " %lld",
 		    (long long)r->retries[i]);
@@ -223,177 +354,468 @@ format_record(char *buf, size_t size, const struct record *r)
 	return len;
 }
 
-/* Never waits: the caller waits, so that signals and deadlines still count. */
+/*
+ * Reads the record into *r: a fresh one when there is none or it is empty;
+ * *corrupt set, and a fresh one, when it is a record whose fields are not
+ * right.  A file that does not begin as a record is not one: -1, and it is
+ * never written over.  O_NONBLOCK: a FIFO there cannot hold retry.
+ */
 static int
-lock(int fd, short type)
+read_record(struct circuit *c, struct record *r, int *corrupt)
 {
-	struct flock fl;
+	static char text[RECORD_MAX + 1];
+	size_t got = 0;
+	ssize_t n;
+	int fd, e;
 
-	memset(&fl, 0, sizeof(fl));
-	fl.l_type = type;
-	fl.l_whence = SEEK_SET;
-	return fcntl(fd, F_SETLK, &fl);
+	memset(r, 0, sizeof(*r));
+	*corrupt = 0;
+	if ((fd = openat(c->dir, c->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno == ELOOP || errno == EMLINK)
+			return record_failure(c, "is a symbolic link");
+		return failure(c, "%s/%s: %s", c->dir_path, c->name,
+		    strerror(errno));
+	}
+	if (check_own_file(c, fd, c->name) == 0)
+		while (got < RECORD_MAX && (n = read(fd, text + got,
+		    RECORD_MAX - got)) != 0) {
+			if (n == -1 && errno != EINTR) {
+				(void)failure(c, "%s/%s: %s", c->dir_path,
+				    c->name, strerror(errno));
+				break;
+			}
+			got += n > 0 ? (size_t)n : 0;
+		}
+	e = c->err[0] != '\0';
+	if (close(fd) == -1 && !e)
+		(void)failure(c, "%s/%s: %s", c->dir_path, c->name,
+		    strerror(errno));
+	if (c->err[0] != '\0')
+		return -1;
+	text[got] = '\0';
+	if (got == 0)
+		return 0;
+	if (got < strlen(MAGIC) || memcmp(text, MAGIC, strlen(MAGIC)) != 0)
+		return record_failure(c, "is not a record of retry; it is left "
+		    "as it is");
+	if (got == RECORD_MAX || strlen(text) != got ||
+	    parse_record(text, realtime_now(), r) == -1) {
+		memset(r, 0, sizeof(*r));
+		*corrupt = 1;
+	}
+	return 0;
+}
+
+/* write(2) all of buf; a short write goes on, and says why it stopped. */
+static int
+write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = write(fd, buf, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 /*
- * Read, change, write back, under the lock; CIRCUIT_BUSY when another
- * process holds it (try again soon).  change() returns 1 when it changed
- * the record.  An empty record is a fresh one; a corrupt one is
- * replaced by a fresh one, and circuit_update returns 1 the first time.
+ * Replaces the record whole: written to .NAME.new beside it, then renamed
+ * over it, so that a run killed at any moment, or a full disk, leaves the
+ * old record as it was.  Called under the lock, so no one else writes
+ * .NAME.new meanwhile.
  */
-int
-circuit_update(struct circuit *c, int (*change)(struct record *, void *),
-    void *arg, char *err, size_t errsize)
-{
-	static char buf[RECORD_MAX];
-	static struct record rec;
-	ssize_t n;
-	size_t len;
-	int corrupt = 0, changed;
-
-	if (lock(c->fd, F_WRLCK) == -1)
-		return errno == EAGAIN || errno == EACCES ? CIRCUIT_BUSY :
-		    failure(err, errsize, "%s: %s", c->path, strerror(errno));
-	if ((n = pread(c->fd, buf, sizeof(buf) - 1, 0)) == -1) {
-		(void)failure(err, errsize, "%s: %s", c->path, strerror(errno));
-		goto unlock;
-	}
-	buf[n] = '\0';
-	if (n == 0 || parse_record(buf, &rec) == -1) {
-		corrupt = n > 0;
-		memset(&rec, 0, sizeof(rec));
-	}
-	changed = change(&rec, arg) || corrupt;
-	if (changed) {
-		len = format_record(buf, sizeof(buf), &rec);
-		if (pwrite(c->fd, buf, len, 0) != (ssize_t)len ||
-		    ftruncate(c->fd, (off_t)len) == -1) {
-			(void)failure(err, errsize, "%s: %s", c->path,
-			    strerror(errno));
-			n = -1;
-		}
-	}
-unlock:
-	if (lock(c->fd, F_UNLCK) == -1 && n != -1) {
-		(void)failure(err, errsize, "%s: %s", c->path, strerror(errno));
-		n = -1;
-	}
-	if (n == -1)
-		return -1;
-	if (corrupt && !c->reported) {
-		c->reported = 1;
-		return 1;
-	}
-	return 0;
-}
-
-/* The pid holds the probe if it still runs (EPERM: it runs as another user). */
 static int
-alive(pid_t pid)
+write_record(struct circuit *c, const struct record *r)
 {
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+	char buf[RECORD_MAX], temp[NAME_MAX + 1];
+	size_t len = format_record(buf, sizeof(buf), r);
+	int fd, e = 0;
+
+	(void)snprintf(temp, sizeof(temp), ".%s.new", c->name);
+	if (unlinkat(c->dir, temp, 0) == -1 && errno != ENOENT)
+		return failure(c, "%s/%s: %s", c->dir_path, temp,
+		    strerror(errno));
+	if ((fd = openat(c->dir, temp, O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
+		return failure(c, "%s/%s: %s", c->dir_path, temp,
+		    strerror(errno));
+	if (write_all(fd, buf, len) == -1)
+		e = errno;
+	if (close(fd) == -1 && e == 0)
+		e = errno;
+	if (e == 0 && renameat(c->dir, temp, c->dir, c->name) == -1)
+		e = errno;
+	if (e == 0)
+		return 0;
+	if (unlinkat(c->dir, temp, 0) == -1 && errno != ENOENT)
+		e = errno;
+	return failure(c, "%s/%s: %s", c->dir_path, c->name, strerror(e));
 }
 
-int
-circuit_admit(struct record *r, void *arg)
-{
-	struct admission *a = arg;
+/* ---- Steps, under the lock --------------------------------------------- */
 
-	a->verdict = ADMIT_GO;
-	if (r->state == CLOSED)
-		return 0;
-	if (r->state == OPEN && a->now < r->half_open_at) {
-		a->verdict = ADMIT_WAIT;
-		a->wake = r->half_open_at;
-		return 0;
+static struct record rec;	/* the one being changed (8 kB: not on the stack) */
+
+static enum circuit_step end_step(struct circuit *, int);
+
+/* The lock, then the record; a corrupt one is noted for the caller. */
+static enum circuit_step
+begin_step(struct circuit *c, int64_t until)
+{
+	int corrupt;
+
+	c->err[0] = '\0';
+	switch (proc_lock(c->lock, &update_lock, until, &c->signal)) {
+	case LOCK_TAKEN:
+		break;
+	case LOCK_TIMEOUT:
+		return STEP_TIMEOUT;
+	case LOCK_SIGNAL:
+		return STEP_SIGNAL;
+	case LOCK_FAILED:
+		(void)failure(c, "%s/.%s.lock: %s", c->dir_path, c->name,
+		    strerror(errno));
+		return STEP_FAILED;
 	}
-	if (r->state == HALF_OPEN && r->probe != a->self && alive(r->probe)) {
-		a->verdict = ADMIT_WAIT;
-		a->wake = 0;	/* unknown: look again soon */
-		return 0;
+	if (read_record(c, &rec, &corrupt) == -1) {
+		(void)end_step(c, 0);
+		return STEP_FAILED;
 	}
-	/* Open and cooled down, or a probe whose process is gone: ours now. */
-	a->verdict = ADMIT_PROBE;
-	if (r->state == HALF_OPEN && r->probe == a->self)
-		return 0;
-	r->state = HALF_OPEN;
-	r->probe = a->self;
-	return 1;
+	if (corrupt)
+		c->corrupt = 1;
+	c->rewrite = corrupt;
+	return STEP_DONE;
 }
 
-int
-circuit_result(struct record *r, void *arg)
+/* Writes the record back if changed (or it was corrupt), and unlocks. */
+static enum circuit_step
+end_step(struct circuit *c, int changed)
 {
-	const struct result *res = arg;	/* not changed */
-	double cool, limit;
+	struct flock unlock = update_lock;
+	enum circuit_step s = STEP_DONE;
+
+	if ((changed || c->rewrite) && write_record(c, &rec) == -1)
+		s = STEP_FAILED;
+	c->rewrite = 0;
+	unlock.l_type = F_UNLCK;
+	if (fcntl(c->lock, F_SETLK, &unlock) == -1 && s == STEP_DONE) {
+		(void)failure(c, "%s/.%s.lock: %s", c->dir_path, c->name,
+		    strerror(errno));
+		s = STEP_FAILED;
+	}
+	return s;
+}
+
+/* ---- The probe -------------------------------------------------------- */
+
+/*
+ * The probe of a half-open circuit is a lock on byte 1 of the lock file,
+ * held for as long as the probing attempt runs: the kernel drops it when
+ * its holder dies, whatever became of the process ID.  1: ours now; 0:
+ * another run holds it; -1: failed.
+ */
+static int
+take_probe(struct circuit *c)
+{
+	struct flock probe = update_lock;
+
+	probe.l_start = 1;
+	if (fcntl(c->lock, F_SETLK, &probe) == 0)
+		return 1;
+	if (errno == EAGAIN || errno == EACCES)
+		return 0;
+	return failure(c, "%s/.%s.lock: %s", c->dir_path, c->name,
+	    strerror(errno));
+}
+
+static int
+drop_probe(struct circuit *c)
+{
+	struct flock probe = update_lock;
+
+	c->probing = 0;
+	probe.l_start = 1;
+	probe.l_type = F_UNLCK;
+	if (fcntl(c->lock, F_SETLK, &probe) == 0)
+		return 0;
+	return failure(c, "%s/.%s.lock: %s", c->dir_path, c->name,
+	    strerror(errno));
+}
+
+/* The pid of the run that holds the probe, or 0 when none does. */
+static long
+probe_holder(struct circuit *c)
+{
+	struct flock probe = update_lock;
+
+	probe.l_start = 1;
+	if (c->lock == -1 || fcntl(c->lock, F_GETLK, &probe) == -1 ||
+	    probe.l_type == F_UNLCK)
+		return 0;
+	return (long)probe.l_pid;
+}
+
+/* ---- The steps ---------------------------------------------------------- */
+
+/* n + 1, but no more than COUNT_MAX. */
+static long
+count_up(long n)
+{
+	return n < COUNT_MAX ? n + 1 : n;
+}
+
+/*
+ * May an attempt start now?  Closed: go.  Open and cooling down: wait
+ * until it half-opens.  Half-open (or due to be): the run that gets the
+ * probe goes, as the one probe; the others wait for it.  A run with
+ * --budget notes it in the record, for --circuit-status.
+ */
+enum circuit_step
+circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
+    enum verdict *v, int64_t *wait)
+{
+	int64_t now;
+	enum circuit_step s;
+	int changed = 0, got;
+
+	if ((s = begin_step(c, until)) != STEP_DONE)
+		return s;
+	now = realtime_now();
+	*v = ADMIT_GO;
+	*wait = 0;
+	if (budget != 0 && (rec.budget != budget || rec.window != window)) {
+		rec.budget = budget;
+		rec.window = window;
+		changed = 1;
+	}
+	if (rec.state == OPEN && now < rec.half_open_at) {
+		*v = ADMIT_WAIT;
+		*wait = rec.half_open_at - now;
+	} else if (rec.state != CLOSED) {
+		if ((got = c->probing ? 1 : take_probe(c)) == -1) {
+			(void)end_step(c, changed);
+			return STEP_FAILED;
+		}
+		*v = got ? ADMIT_PROBE : ADMIT_WAIT;
+		if (got && (rec.state != HALF_OPEN || !c->probing)) {
+			rec.state = HALF_OPEN;
+			rec.probe = (long)getpid();
+			changed = 1;
+		}
+		c->probing = got;
+	}
+	return end_step(c, changed);
+}
+
+/*
+ * Opens the circuit, for a cool-down that doubles with each opening in a
+ * row, up to the larger of the cap and the first cool-down, with equal
+ * jitter (u uniform in [0, 1)).
+ */
+static void
+open_circuit(const struct breaker *b, double u, int64_t now)
+{
+	double cool = (double)b->cool, limit;
 	long k;
 
-	if (res->success) {
-		if (r->state == CLOSED && r->failures == 0 && r->openings == 0)
-			return 0;
-		r->state = CLOSED;
-		r->failures = r->openings = 0;
-		r->probe = 0;
-		r->half_open_at = 0;
-		return 1;
-	}
-	r->failures++;
-	if (!(r->state == HALF_OPEN && r->probe == res->self) &&
-	    !(r->state == CLOSED && r->failures >= res->trip))
-		return 1;
-	/* Open, for a cool-down that doubles with each opening in a row. */
-	r->openings++;
-	limit = (double)(res->cap > res->cool ? res->cap : res->cool);
-	cool = (double)res->cool;
-	for (k = 1; k < r->openings && cool < limit; k++)
+	limit = (double)(b->cap > b->cool ? b->cap : b->cool);
+	rec.openings = count_up(rec.openings);
+	for (k = 1; k < rec.openings && cool < limit; k++)
 		cool *= 2;
 	if (cool > limit)
 		cool = limit;
-	cool = cool / 2 + res->u * cool / 2;	/* equal jitter */
-	r->state = OPEN;
-	r->probe = 0;
-	r->half_open_at = res->now + (int64_t)cool;
-	return 1;
+	cool = cool / 2 + u * cool / 2;
+	rec.state = OPEN;
+	rec.probe = 0;
+	rec.half_open_at = now + (int64_t)cool;	/* < TIME_MAX + DUR_MAX */
 }
 
-int
-circuit_take_retry(struct record *r, void *arg)
+/*
+ * How an attempt ended.  Any success closes the circuit; a failure counts,
+ * and opens it when it is the probe's, or the trip-th in a row.  The probe
+ * is given up after the record says so, so that the runs it frees see it.
+ */
+enum circuit_step
+circuit_result(struct circuit *c, int64_t until, int success,
+    const struct breaker *b, double u)
 {
-	struct budget *b = arg;
+	enum circuit_step s;
+	int changed = 1;
+
+	if ((s = begin_step(c, until)) == STEP_DONE) {
+		if (success && rec.state == CLOSED && rec.failures == 0 &&
+		    rec.openings == 0)
+			changed = 0;
+		else if (success) {
+			rec.state = CLOSED;
+			rec.failures = rec.openings = 0;
+			rec.probe = 0;
+			rec.half_open_at = 0;
+		} else {
+			rec.failures = count_up(rec.failures);
+			if (c->probing || (rec.state == CLOSED &&
+			    rec.failures >= b->trip))
+				open_circuit(b, u, realtime_now());
+		}
+		s = end_step(c, changed);
+	}
+	if (c->probing && drop_probe(c) == -1)
+		s = STEP_FAILED;
+	return s;
+}
+
+/*
+ * --budget n/window: may this run retry now?  *wait is 0 when it may, else
+ * how long until enough of the oldest retries leave the window.
+ */
+enum circuit_step
+circuit_take_retry(struct circuit *c, int64_t until, long n, int64_t window,
+    int64_t *wait)
+{
+	int64_t now;
 	size_t old = 0, i;
+	enum circuit_step s;
+	int changed;
 
-	while (old < r->nretries && r->retries[old] <= b->now - b->window)
+	if ((s = begin_step(c, until)) != STEP_DONE)
+		return s;
+	now = realtime_now();
+	while (old < rec.nretries && rec.retries[old] <= now - window)
 		old++;
-	for (i = old; i < r->nretries; i++)
-		r->retries[i - old] = r->retries[i];
-	r->nretries -= old;
-	r->budget = b->n;
-	r->window = b->window;
-	b->granted = (long)r->nretries < b->n;
-	if (b->granted)
-		r->retries[r->nretries++] = b->now;
-	else	/* free when enough of the oldest leave the window */
-		b->free_at = r->retries[r->nretries - (size_t)b->n] + b->window;
-	return 1;
+	for (i = old; i < rec.nretries; i++)
+		rec.retries[i - old] = rec.retries[i];
+	rec.nretries -= old;
+	changed = old > 0 || rec.budget != n || rec.window != window;
+	rec.budget = n;
+	rec.window = window;
+	*wait = 0;
+	if ((long)rec.nretries < n) {
+		/* Oldest first, even should the clock have gone back. */
+		rec.retries[rec.nretries] = rec.nretries > 0 &&
+		    rec.retries[rec.nretries - 1] > now ?
+		    rec.retries[rec.nretries - 1] : now;
+		rec.nretries++;
+		changed = 1;
+	} else	/* > 0: the entries left are all within the window */
+		*wait = rec.retries[rec.nretries - (size_t)n] + window - now;
+	return end_step(c, changed);
 }
 
+/* --circuit-reset: a fresh record, as if no run had been. */
+enum circuit_step
+circuit_reset(struct circuit *c)
+{
+	enum circuit_step s;
+
+	if ((s = begin_step(c, NEVER)) != STEP_DONE)
+		return s;
+	memset(&rec, 0, sizeof(rec));
+	return end_step(c, 1);
+}
+
+/*
+ * --circuit-status: what the record says, read without the lock (a record
+ * is only ever replaced whole) and without changing anything, so that a
+ * read-only state directory can be read.
+ */
+enum circuit_step
+circuit_view(struct circuit *c, struct circuit_view *view)
+{
+	int64_t now = realtime_now();
+	size_t i;
+	int corrupt;
+
+	memset(view, 0, sizeof(*view));
+	if (c->dir != -1 && read_record(c, &rec, &corrupt) == -1)
+		return STEP_FAILED;
+	if (c->dir == -1)
+		memset(&rec, 0, sizeof(rec));
+	view->corrupt = c->dir != -1 && corrupt;
+	view->state = rec.state;
+	view->failures = rec.failures;
+	view->openings = rec.openings;
+	view->half_opens_in = rec.half_open_at - now;
+	view->probe = rec.state == HALF_OPEN ? probe_holder(c) : 0;
+	view->budget = rec.budget;
+	view->window = rec.window;
+	for (i = 0; i < rec.nretries; i++)
+		view->retries += rec.retries[i] > now - rec.window;
+	return STEP_DONE;
+}
+
+/* What --circuit-status prints. */
 int
-circuit_read(struct record *r, void *arg)
+circuit_print(FILE *f, const char *name, const struct circuit_view *v)
 {
-	memcpy(arg, r, sizeof(*r));
-	return 0;
+	char d[32];
+
+	(void)fprintf(f, "circuit:   %s\nstate:     %s", name,
+	    state_names[v->state]);
+	if (v->state == OPEN && v->half_opens_in > 0)
+		(void)fprintf(f, ", half-opens in %ss", fmt_seconds(d,
+		    sizeof(d), 0, v->half_opens_in));
+	else if (v->state == OPEN)
+		(void)fprintf(f, ", half-opens at the next attempt");
+	else if (v->state == HALF_OPEN && v->probe != 0)
+		(void)fprintf(f, ", probed by process %ld", v->probe);
+	else if (v->state == HALF_OPEN)
+		(void)fprintf(f, ", its probe is gone: the next attempt probes");
+	(void)fprintf(f, "\nfailures:  %ld in a row\nopenings:  %ld in a row\n",
+	    v->failures, v->openings);
+	if (v->window > 0)
+		(void)fprintf(f, "retries:   %ld in the last %s (budget %ld)\n",
+		    v->retries, fmt_duration(d, sizeof(d), v->window), v->budget);
+	else
+		(void)fprintf(f, "retries:   not counted: no run with --budget "
+		    "yet\n");
+	return ferror(f) ? -1 : 0;
 }
 
+/* ---- Opening ------------------------------------------------------------ */
+
+/*
+ * Opens the state directory and the lock file of NAME (making them if need
+ * be, but for reading only), and checks the record.  Returns -1 with the
+ * one line that says why in c->err.  Reading only (--circuit-status), a
+ * state directory that does not exist yet is an empty one.
+ */
 int
-circuit_reset(struct record *r, void *arg)
+circuit_open(struct circuit *c, const char *name, int reading_only)
 {
-	(void)arg;
-	memset(r, 0, sizeof(*r));
-	return 1;
-}
+	char lockname[NAME_MAX + 1];
+	struct record r;
+	int corrupt;
 
-const char *
-circuit_state_name(enum circuit_state s)
-{
-	return state_names[s];
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->dir = c->lock = -1;
+	if (state_dir(c) == -1)
+		return -1;
+	if ((c->dir = open_state_dir(c, !reading_only)) == -1) {
+		if (!reading_only || !c->missing)
+			return -1;
+		c->err[0] = '\0';	/* none yet: an empty record */
+		return 0;
+	}
+	if (read_record(c, &r, &corrupt) == -1)
+		return -1;
+	(void)snprintf(lockname, sizeof(lockname), ".%s.lock", name);
+	c->lock = openat(c->dir, lockname, reading_only ? O_RDONLY |
+	    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC : O_RDWR | O_CREAT |
+	    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (c->lock == -1 && reading_only)
+		return 0;	/* no lock file: no probe to name */
+	if (c->lock == -1)
+		return failure(c, "%s/%s: %s", c->dir_path, lockname,
+		    strerror(errno));
+	return check_own_file(c, c->lock, lockname);
 }

@@ -1,83 +1,75 @@
 /*
- * Shared state of the runs that name one downstream (--circuit NAME): a
- * small record per NAME, read, changed and written back under a lock that
- * is held only for that.  The record is per machine; another store could
- * stand behind circuit_update() without the callers noticing.
+ * The circuit breaker and the retry budget that the runs of one NAME share
+ * (--circuit NAME): a record per NAME, changed one step at a time under a
+ * lock, each step a function of its own.
  */
 #ifndef CIRCUIT_H
 #define CIRCUIT_H
 
-#include <sys/types.h>
-
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define BUDGET_MAX	1000	/* retries a window can count */
 
 enum circuit_state { CLOSED, OPEN, HALF_OPEN };
 
-struct record {
+/* How a step went. */
+enum circuit_step {
+	STEP_DONE,		/* done: its results are filled in */
+	STEP_TIMEOUT,		/* the wait for the record reached until */
+	STEP_SIGNAL,		/* a signal came while waiting: c->signal */
+	STEP_FAILED		/* the record cannot be used: c->err says why */
+};
+
+/* May an attempt start now? */
+enum verdict {
+	ADMIT_GO,		/* closed */
+	ADMIT_PROBE,		/* half-open, and this run holds the probe */
+	ADMIT_WAIT,		/* open: for wait ns; 0: another run probes */
+};
+
+/* The breaker's settings, from the command line. */
+struct breaker {
+	long		 trip;		/* failures in a row that open it */
+	int64_t		 cool;		/* first cool-down, doubled per opening */
+	int64_t		 cap;		/* the cool-down's limit, with cool */
+};
+
+/* What --circuit-status shows. */
+struct circuit_view {
 	enum circuit_state state;
-	long		 failures;	/* consecutive failed attempts */
-	long		 openings;	/* consecutive openings */
-	int64_t		 half_open_at;	/* Unix ns, while OPEN */
-	pid_t		 probe;		/* the one attempt while HALF_OPEN */
-	int64_t		 window;	/* ns, of the last --budget */
-	long		 budget;	/* N of the last --budget */
-	size_t		 nretries;
-	int64_t		 retries[BUDGET_MAX];	/* Unix ns, oldest first */
+	long		 failures, openings;
+	int64_t		 half_opens_in;	/* ns from now, while open; <= 0: due */
+	long		 probe;		/* the probing process, while half-open */
+	long		 budget;	/* N of the last --budget, or 0 */
+	int64_t		 window;	/* its window */
+	long		 retries;	/* retries made in the last window */
+	int		 corrupt;	/* the record is corrupt (status only) */
 };
 
 struct circuit {
-	char		 path[PATH_MAX];
-	int		 fd;
-	int		 reported;	/* a corrupt record was reported */
+	const char	*name;
+	char		 dir_path[PATH_MAX];	/* the state directory */
+	int		 dir;		/* it, open */
+	int		 lock;		/* .NAME.lock, open; -1: reading only */
+	int		 probing;	/* this run holds the probe */
+	int		 corrupt;	/* it replaced a corrupt record, not said */
+	int		 rewrite;	/* the record read was corrupt */
+	int		 missing;	/* reading only: no state directory yet */
+	int		 signal;	/* STEP_SIGNAL: the one that came */
+	char		 err[PATH_MAX + 128];	/* STEP_FAILED, or open: why */
 };
 
-enum { ADMIT_GO, ADMIT_PROBE, ADMIT_WAIT };
-#define CIRCUIT_BUSY	2	/* the record is locked by another process */
-
-/* May this process start an attempt now? */
-struct admission {
-	int64_t		 now;		/* Unix ns */
-	pid_t		 self;
-	int		 verdict;
-	int64_t		 wake;		/* ADMIT_WAIT: until then; 0: soon */
-};
-
-/* How an attempt ended, and the breaker's settings. */
-struct result {
-	int64_t		 now;
-	pid_t		 self;
-	int		 success;
-	long		 trip;
-	int64_t		 cool, cap;
-	double		 u;		/* uniform in [0, 1), for jitter */
-};
-
-/* --budget N/window: may this process retry now? */
-struct budget {
-	int64_t		 now, window;
-	long		 n;
-	int		 granted;
-	int64_t		 free_at;	/* when not granted */
-};
-
-/*
- * Each returns -1 with the reason in err, 1 when it found a corrupt
- * record (replaced by a fresh one; said once), CIRCUIT_BUSY when the
- * record is locked (nothing done), 0 otherwise.
- */
-int	circuit_valid_name(const char *);
-int	circuit_open(struct circuit *, const char *, char *, size_t);
-int	circuit_update(struct circuit *, int (*)(struct record *, void *),
-	    void *, char *, size_t);
-/* The changes, each given to circuit_update() with its argument. */
-int	circuit_admit(struct record *, void *);		/* struct admission */
-int	circuit_result(struct record *, void *);	/* struct result */
-int	circuit_take_retry(struct record *, void *);	/* struct budget */
-int	circuit_read(struct record *, void *);		/* struct record */
-int	circuit_reset(struct record *, void *);		/* NULL */
-const char *circuit_state_name(enum circuit_state);
+int		 circuit_open(struct circuit *, const char *, int);
+enum circuit_step	 circuit_admit(struct circuit *, int64_t, long, int64_t,
+		    enum verdict *, int64_t *);
+enum circuit_step	 circuit_result(struct circuit *, int64_t, int,
+		    const struct breaker *, double);
+enum circuit_step	 circuit_take_retry(struct circuit *, int64_t, long, int64_t,
+		    int64_t *);
+enum circuit_step	 circuit_reset(struct circuit *);
+enum circuit_step	 circuit_view(struct circuit *, struct circuit_view *);
+int		 circuit_print(FILE *, const char *, const struct circuit_view *);
 
 #endif

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "circuit.h"
+#include "circuit.h"	/* BUDGET_MAX */
 #include "options.h"
 #include "parse.h"
 
@@ -163,16 +163,19 @@ bad_option(int c, const char *typed, char *err, size_t size)
 static const char *
 compile_pattern(const char *arg, struct pattern *pat)
 {
-	static char why[128];
+	static char reason[128];
+	const char *why;
 	int e;
 
 	if (pat->set) {
 		regfree(&pat->re);
 		pat->set = 0;
 	}
-	if ((e = regcomp(&pat->re, arg, REG_EXTENDED | REG_NOSUB)) != 0) {
-		(void)regerror(e, &pat->re, why, sizeof(why));
+	if ((why = check_pattern(arg)) != NULL)
 		return why;
+	if ((e = regcomp(&pat->re, arg, REG_EXTENDED | REG_NOSUB)) != 0) {
+		(void)regerror(e, &pat->re, reason, sizeof(reason));
+		return reason;
 	}
 	pat->set = 1;
 	return NULL;
@@ -258,8 +261,8 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 		p->circuit = arg;
 		p->circuit_command = c == OPT_CIRCUIT_STATUS ? CIRCUIT_STATUS :
 		    c == OPT_CIRCUIT_RESET ? CIRCUIT_RESET : p->circuit_command;
-		return circuit_valid_name(arg) ? NULL :
-		    "invalid name (letters, digits, '.', '_', '-')";
+		return valid_circuit_name(arg) ? NULL : "invalid name (letters, "
+		    "digits, '.', '_', '-', not beginning with '.')";
 	case OPT_TRIP:
 		p->tunes_circuit = 1;
 		if ((why = parse_count(arg, INT_MAX, &p->trip)) == NULL &&

@@ -512,3 +512,173 @@ parse_hint(const char *text, int64_t now_ns, int64_t *delay)
 		*delay = when * NS_PER_SEC - now_ns;
 	return NULL;
 }
+
+/*
+ * Reads a decimal number at *p, digits only, into *v: -1 when there is
+ * none or it passes max (which it never computes past).
+ */
+int
+scan_bounded(char **p, int64_t max, int64_t *v)
+{
+	char *s = *p;
+
+	*v = 0;
+	if (!is_digit(*s))
+		return -1;
+	for (; is_digit(*s); s++) {
+		if (*v > (max - (*s - '0')) / 10)
+			return -1;
+		*v = *v * 10 + (*s - '0');
+	}
+	*p = s;
+	return 0;
+}
+
+/*
+ * A circuit NAME: letters, digits, '.', '_' and '-', not beginning with
+ * a dot (retry's own files beside the records do: .NAME.lock, .NAME.new).
+ */
+int
+valid_circuit_name(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len == 0 || len > 200 || s[0] == '.')
+		return 0;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789._-") == len;
+}
+
+/* ---- Patterns for --on-output and --stop-on-output --------------------- */
+
+#define PATTERN_WEIGHT_MAX	1000
+#define PATTERN_DEPTH_MAX	64
+
+/* A bracket expression from its '[' to past its ']'. */
+static const char *
+skip_bracket(const char *p)
+{
+	const char *end;
+
+	p++;
+	if (*p == '^')
+		p++;
+	if (*p == ']')
+		p++;
+	while (*p != '\0' && *p != ']') {
+		if (p[0] == '[' && (p[1] == ':' || p[1] == '=' || p[1] == '.')) {
+			end = strchr(p + 2, p[1]);
+			while (end != NULL && end[1] != ']')
+				end = strchr(end + 1, p[1]);
+			p = end != NULL ? end + 2 : p + strlen(p);
+		} else
+			p++;
+	}
+	return *p == ']' ? p + 1 : p;	/* unclosed: regcomp says so */
+}
+
+/* The largest count of {m}, {m,} or {m,n} at *p (past its '{'). */
+static long
+interval(const char **p)
+{
+	const char *s = *p;
+	long m = 0, n = -1;
+
+	for (; is_digit(*s); s++)	/* held at 100000: too many anyway */
+		m = m < 100000 ? m * 10 + (*s - '0') : m;
+	if (*s == ',') {
+		s++;
+		if (is_digit(*s))
+			for (n = 0; is_digit(*s); s++)
+				n = n < 100000 ? n * 10 + (*s - '0') : n;
+		else
+			n = m + 1;	/* {m,}: m copies and a star */
+	}
+	if (*s == '}')
+		s++;
+	*p = s;
+	return n > m ? n : m > 0 ? m : 1;
+}
+
+/*
+ * The repetitions after an atom of weight w: each copy is one more in the
+ * compiled pattern (a+ is aa*).  *why gets a reason to refuse two in a row.
+ */
+static long
+repeat(const char **p, long w, const char **why)
+{
+	int n = 0;
+
+	long times;
+
+	while (**p == '*' || **p == '+' || **p == '?' || **p == '{') {
+		if (n++ > 0 && *why == NULL)
+			*why = "a repetition of a repetition (such as a**) is "
+			    "not allowed";
+		times = *(*p)++ == '{' ? interval(p) : 2;
+		if (w <= PATTERN_WEIGHT_MAX)
+			w *= times;
+	}
+	return w > PATTERN_WEIGHT_MAX ? PATTERN_WEIGHT_MAX + 1 : w;
+}
+
+/*
+ * NULL, or why an extended regular expression is refused before the C
+ * library's regcomp() sees it: what can take more than linear time or a
+ * great deal of memory there.  Back-references (glibc accepts them in
+ * EREs and matches them by backtracking), a repetition of a repetition
+ * (undefined in POSIX; glibc spends gigabytes on a run of them), groups
+ * nested deeper than PATTERN_DEPTH_MAX, and a pattern of more than
+ * PATTERN_WEIGHT_MAX atoms once its repetitions are expanded, as
+ * regcomp() expands them.  What is left is matched in time linear in the
+ * line, whose length relay.c bounds.  The weight of each open group is
+ * kept on a stack, so that no nesting can run retry out of its own.
+ */
+const char *
+check_pattern(const char *re)
+{
+	long sum[PATTERN_DEPTH_MAX + 1], w;
+	const char *p = re, *why = NULL;
+	int depth = 0;
+
+	sum[0] = 0;
+	while (*p != '\0') {
+		if (*p == '(') {
+			if (depth == PATTERN_DEPTH_MAX)
+				return "groups nested too deep (more than 64)";
+			sum[++depth] = 0;
+			p++;
+			continue;
+		}
+		if (*p == '|') {	/* branches add up */
+			p++;
+			continue;
+		}
+		if (*p == ')' && depth > 0) {
+			w = sum[depth--];
+			p++;
+		} else if (*p == '[') {
+			w = 1;
+			p = skip_bracket(p);
+		} else if (*p == '\\') {
+			if (p[1] >= '1' && p[1] <= '9' && why == NULL)
+				why = "back-references are not allowed: they can "
+				    "take exponential time";
+			w = 1;
+			p += p[1] != '\0' ? 2 : 1;
+		} else {
+			w = 1;
+			p++;
+		}
+		w = repeat(&p, w, &why);
+		sum[depth] += w;
+		if (sum[depth] > PATTERN_WEIGHT_MAX)
+			sum[depth] = PATTERN_WEIGHT_MAX + 1;
+	}
+	while (depth > 0)	/* unclosed: regcomp says so */
+		sum[depth - 1] += sum[depth], depth--;
+	if (why == NULL && sum[0] > PATTERN_WEIGHT_MAX)
+		why = "too large once its repetitions are expanded (more than "
+		    "1000 atoms)";
+	return why;
+}

@@ -29,6 +29,9 @@ const char	*parse_hint(const char *, int64_t, int64_t *);
 int		 parse_signal(const char *, int *);
 int		 parse_unix_time(const char *, int64_t *);
 size_t		 utf8_length(const unsigned char *);
+int		 scan_bounded(char **, int64_t, int64_t *);
+int		 valid_circuit_name(const char *);
+const char	*check_pattern(const char *);
 
 int		 codes_has(const struct codes *, int);
 void		 codes_add(struct codes *, int);

@@ -257,7 +257,6 @@ open_hint_channel(void)
 static enum outcome
 begin_run(const struct policy *p, struct run *r)
 {
-	char err[MSGMAX];
 	int outer;
 
 	if (p->replay_stdin && isatty(STDIN_FILENO))
@@ -278,9 +277,8 @@ begin_run(const struct policy *p, struct run *r)
 	    p->on_output.set ? &p->on_output.re : NULL,
 	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
 		fatal("%s needs a temporary file in %s", io.failed, temp_dir());
-	if (p->circuit != NULL &&
-	    circuit_open(&circuit, p->circuit, err, sizeof(err)) == -1)
-		fatalx("%s", err);
+	if (p->circuit != NULL && circuit_open(&circuit, p->circuit, 0) == -1)
+		fatalx("%s", circuit.err);
 	proc_init(&io, r->deadline);
 	return r->deadline <= r->start ? DEADLINE : RUNNING;
 }
@@ -301,55 +299,39 @@ pause_until(struct run *r, int64_t wake, enum outcome why)
 	return r->interrupt != 0 ? INTERRUPTED : RUNNING;
 }
 
-/* A failure of the shared record is retry's own; a corrupt one is said once. */
-static void
-check_record(const struct policy *p, int ret, const char *err)
-{
-	if (ret == -1)
-		fatalx("%s", err);
-	if (ret == 1)
-		say("circuit %s: the record was corrupt; it starts afresh",
-		    p->circuit);
-}
-
 /*
- * One update of the shared record, under its lock: waiting for another
- * run that holds it ends at until (DEADLINE) or at a signal (r NULL:
- * --circuit commands, which wait as long as it takes).
+ * What a step of the shared record came to, for the run: a wait for it cut
+ * short by the deadline or a signal, or a failure of retry's own (125).
+ * A corrupt record that the step replaced is said once.
  */
 static enum outcome
-update_record(const struct policy *p, struct run *r, int64_t until,
-    int (*change)(struct record *, void *), void *arg)
+step_outcome(const struct policy *p, struct run *r, enum circuit_step s)
 {
-	struct flock whole;
-	char err[MSGMAX];
-	int sig;
-
-	memset(&whole, 0, sizeof(whole));
-	whole.l_type = F_WRLCK;
-	whole.l_whence = SEEK_SET;
-	switch (proc_lock(circuit.fd, &whole, until, &sig)) {
-	case LOCK_TAKEN:
-		break;
-	case LOCK_FAILED:
-		fatal("%s", circuit.path);
-	case LOCK_TIMEOUT:
-		return DEADLINE;
-	case LOCK_SIGNAL:	/* only in a run: r is set */
-		if (r != NULL)
-			r->interrupt = sig;
-		return INTERRUPTED;
+	if (circuit.corrupt) {
+		circuit.corrupt = 0;
+		say("circuit %s: the record was corrupt; it starts afresh",
+		    p->circuit);
 	}
-	check_record(p, circuit_update(&circuit, change, arg, err,
-	    sizeof(err)), err);
+	switch (s) {
+	case STEP_DONE:
+		break;
+	case STEP_TIMEOUT:
+		return DEADLINE;
+	case STEP_SIGNAL:
+		r->interrupt = circuit.signal;
+		return INTERRUPTED;
+	case STEP_FAILED:
+		fatalx("%s", circuit.err);
+	}
 	return RUNNING;
 }
 
-/* Unix ns from now on the real clock, as a time on the monotonic one. */
+/* The wait for another run's probe: 50-150 ms, apart from the others'. */
 static int64_t
-monotonic_from_real(int64_t when)
+probe_wait(struct run *r)
 {
-	return monotonic_now() + (when - realtime_now());
+	return (int64_t)((0.05 + 0.1 * rng_uniform(&r->aside)) *
+	    (double)NS_PER_SEC);
 }
 
 /*
@@ -360,43 +342,43 @@ static enum outcome
 wait_for_circuit(const struct policy *p, struct run *r)
 {
 	char d[32];
-	struct admission a;
-	struct budget b;
+	enum verdict v;
 	enum outcome o;
-	int64_t wake;
+	int64_t wait;
+	int told = 0;
 
 	for (;;) {
-		a.now = realtime_now();
-		a.self = getpid();
-		if ((o = update_record(p, r, r->deadline, circuit_admit, &a)) != RUNNING)
+		if ((o = step_outcome(p, r, circuit_admit(&circuit, r->deadline,
+		    p->budget, p->budget_window, &v, &wait))) != RUNNING)
 			return o;
-		if (a.verdict == ADMIT_WAIT) {
-			/* Half-open elsewhere: look again in 50-150 ms. */
-			wake = a.wake != 0 ? monotonic_from_real(a.wake) :
-			    monotonic_now() + (int64_t)((0.05 +
-			    0.1 * rng_uniform(&r->aside)) * NS_PER_SEC);
-			detail("circuit %s is open; waiting %ss", p->circuit,
-			    fmt_seconds(d, sizeof(d), 0, wake - monotonic_now()));
-			if ((o = pause_until(r, wake, CIRCUIT_OPEN)) != RUNNING)
+		if (v == ADMIT_WAIT) {
+			if (wait == 0 && !told++)
+				detail("circuit %s is half-open; another run "
+				    "probes it", p->circuit);
+			else if (wait != 0)
+				detail("circuit %s is open; waiting %ss",
+				    p->circuit, fmt_seconds(d, sizeof(d), 0,
+				    wait));
+			if (wait == 0)
+				wait = probe_wait(r);
+			if ((o = pause_until(r, monotonic_now() + wait,
+			    CIRCUIT_OPEN)) != RUNNING)
 				return o;
 			continue;
 		}
 		if (r->attempt == 0 || p->budget == 0)
 			return RUNNING;
-		b.now = a.now;
-		b.window = p->budget_window;
-		b.n = p->budget;
-		if ((o = update_record(p, r, r->deadline, circuit_take_retry, &b)) != RUNNING)
+		if ((o = step_outcome(p, r, circuit_take_retry(&circuit,
+		    r->deadline, p->budget, p->budget_window, &wait))) !=
+		    RUNNING || wait == 0)
 			return o;
-		if (b.granted)
-			return RUNNING;
 		/* Jittered, so that the waiting runs do not all come back at once. */
-		wake = monotonic_from_real(b.free_at) + (int64_t)(rng_uniform(
-		    &r->aside) * 0.1 * (double)p->budget_window);
+		wait += (int64_t)(rng_uniform(&r->aside) * 0.1 *
+		    (double)p->budget_window);
 		detail("retry budget of circuit %s spent; waiting %ss",
-		    p->circuit, fmt_seconds(d, sizeof(d), 0,
-		    wake - monotonic_now()));
-		if ((o = pause_until(r, wake, BUDGET_SPENT)) != RUNNING)
+		    p->circuit, fmt_seconds(d, sizeof(d), 0, wait));
+		if ((o = pause_until(r, monotonic_now() + wait, BUDGET_SPENT)) !=
+		    RUNNING)
 			return o;
 	}
 }
@@ -437,23 +419,21 @@ shortage(int error)
 static void
 tell_circuit(const struct policy *p, struct run *r)
 {
-	struct result res;
+	struct breaker b;
+	int success;
 
 	if (p->circuit == NULL)
 		return;
-	res.success = r->end.error == 0 && r->status == 0 && !io.on_hit &&
+	success = r->end.error == 0 && r->status == 0 && !io.on_hit &&
 	    !io.stop_hit;
-	if (!res.success && !retryable(p, r))
+	if (!success && !retryable(p, r))
 		return;		/* not the downstream's failure */
-	res.now = realtime_now();
-	res.self = getpid();
-	res.trip = p->trip;
-	res.cool = p->cool;
-	res.cap = p->cap;
-	res.u = rng_uniform(&r->aside);
+	b.trip = p->trip;
+	b.cool = p->cool;
+	b.cap = p->cap;
 	/* Interrupted: the run ends now, not after a wait for the lock. */
-	if (update_record(p, r, r->interrupt != 0 ? 0 : r->deadline,
-	    circuit_result, &res) != RUNNING)
+	if (step_outcome(p, r, circuit_result(&circuit, r->interrupt != 0 ?
+	    0 : r->deadline, success, &b, rng_uniform(&r->aside))) != RUNNING)
 		detail("circuit %s: the end of attempt %ld was not recorded",
 		    p->circuit, r->attempt);
 }
@@ -821,38 +801,21 @@ exit_as_run_ended(const struct run *r)
 static int
 circuit_command(const struct policy *p)
 {
-	char err[MSGMAX], d[32];
-	struct record rec;
-	int64_t now;
-	size_t i, n = 0;
+	struct circuit_view v;
 
-	if (circuit_open(&circuit, p->circuit, err, sizeof(err)) == -1)
-		fatalx("%s", err);
+	if (circuit_open(&circuit, p->circuit,
+	    p->circuit_command == CIRCUIT_STATUS) == -1)
+		fatalx("%s", circuit.err);
 	if (p->circuit_command == CIRCUIT_RESET) {
-		(void)update_record(p, NULL, NEVER, circuit_reset, NULL);
+		if (circuit_reset(&circuit) != STEP_DONE)
+			fatalx("%s", circuit.err);
 		return 0;
 	}
-	memset(&rec, 0, sizeof(rec));
-	(void)update_record(p, NULL, NEVER, circuit_read, &rec);
-	now = realtime_now();
-	if (printf("circuit:   %s\nstate:     %s", p->circuit,
-	    circuit_state_name(rec.state)) < 0)
-		fatal("stdout");
-	if (rec.state == OPEN && rec.half_open_at > now)
-		printf(", half-opens in %ss", fmt_seconds(d, sizeof(d), 0,
-		    rec.half_open_at - now));
-	else if (rec.state == OPEN)
-		printf(", half-opens at the next attempt");
-	else if (rec.state == HALF_OPEN)
-		printf(", probed by process %ld", (long)rec.probe);
-	printf("\nfailures:  %ld in a row\nopenings:  %ld in a row\n",
-	    rec.failures, rec.openings);
-	for (i = 0; i < rec.nretries; i++)
-		n += rec.retries[i] > now - rec.window;
-	if (rec.window > 0)
-		printf("retries:   %zu in the last %s (budget %ld)\n", n,
-		    fmt_duration(d, sizeof(d), rec.window), rec.budget);
-	else
-		printf("retries:   not counted: no run with --budget yet\n");
+	if (circuit_view(&circuit, &v) != STEP_DONE)
+		fatalx("%s", circuit.err);
+	if (v.corrupt)
+		warningx("circuit %s: the record is corrupt; the next run starts "
+		    "it afresh", p->circuit);
+	(void)circuit_print(stdout, p->circuit, &v);	/* close_stdout() checks */
 	return close_stdout();
 }

@@ -167,7 +167,7 @@ need_root_and_nobody() {
 
 @test "a NAME other than letters, digits, '.', '_' and '-' is a usage error" {
 	local name opt
-	for name in a/b .. . '' 'a b' 'a*'; do
+	for name in a/b .. . '' 'a b' 'a*' .hidden .profile; do
 		for opt in --circuit --circuit-status --circuit-reset; do
 			if [ "$opt" = --circuit ]; then
 				run -125 --separate-stderr "$RETRY" "$opt" "$name" touch ran
@@ -175,14 +175,16 @@ need_root_and_nobody() {
 				run -125 --separate-stderr "$RETRY" "$opt" "$name"
 			fi
 			[ "$output" = "" ]
-			expect_stderr "retry: $opt '$name': invalid name (letters, digits, '.', '_', '-')"
+			expect_stderr "retry: $opt '$name': invalid name (letters, digits, '.', '_', '-', not beginning with '.')"
 		done
 	done
 	[ ! -e ran ]
 	[ ! -e state ]
 	run -0 "$RETRY" --circuit api.example-com_1 touch ran
 	[ -e ran ]
-	[ -f state/api.example-com_1 ]
+	# A success on a fresh record changes nothing: only the lock file is made.
+	[ -f state/.api.example-com_1.lock ]
+	[ ! -e state/api.example-com_1 ]
 }
 
 @test "the state directory is made 0700 and the record 0600, whatever the umask" {
@@ -191,12 +193,13 @@ need_root_and_nobody() {
 	run -1 --separate-stderr "$RETRY" -n1 --circuit perm false
 	[ "$(mode_of "$RETRY_STATE_DIR")" = 700 ]
 	[ "$(mode_of "$RETRY_STATE_DIR/perm")" = 600 ]
+	[ "$(mode_of "$RETRY_STATE_DIR/.perm.lock")" = 600 ]
 	[ "$(head -n 1 "$RETRY_STATE_DIR/perm")" = "retry-circuit 1" ]
-	# --circuit-status makes them too.
+	# --circuit-status only reads: it makes nothing.
 	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/other
 	run -0 "$RETRY" --circuit-status perm
-	[ "$(mode_of "$RETRY_STATE_DIR")" = 700 ]
-	[ "$(mode_of "$RETRY_STATE_DIR/perm")" = 600 ]
+	[ "${lines[1]}" = "state:     closed" ]
+	[ ! -e "$RETRY_STATE_DIR" ]
 }
 
 @test "without RETRY_STATE_DIR: \$XDG_STATE_HOME/retry, else \$HOME/.local/state/retry" {
@@ -223,7 +226,7 @@ need_root_and_nobody() {
 	mkdir state
 	chmod 700 state
 	# To a file of ours, and dangling.
-	"$RETRY" --circuit real true
+	fail_once real
 	ln -s real state/link
 	ln -s nowhere state/dangling
 	local name
@@ -270,14 +273,13 @@ need_root_and_nobody() {
 	mkdir -p state/x
 	chmod 700 state
 	run -125 --separate-stderr "$RETRY" --circuit x touch ran
-	[[ $stderr == "retry: $RETRY_STATE_DIR/x: "* ]]
-	[ "${#stderr_lines[@]}" -eq 1 ]
+	expect_stderr "retry: record $RETRY_STATE_DIR/x is not a regular file"
 	[ ! -e ran ]
 }
 
 @test "a record or a state directory owned by another user is refused (as root)" {
 	need_root_and_nobody
-	"$RETRY" --circuit theirs true
+	fail_once theirs
 	chown nobody "$RETRY_STATE_DIR/theirs"
 	run -125 --separate-stderr "$RETRY" --circuit theirs touch ran
 	[ "$output" = "" ]
@@ -301,7 +303,7 @@ need_root_and_nobody() {
 	# A place nobody can reach: the bats directories are private.
 	shared=$(mktemp -d /tmp/retry-cb.XXXXXX)
 	chmod 755 "$shared"
-	mkdir -m 777 "$shared/out"
+	mkdir -m 1777 "$shared/out"	# sticky, like /tmp: a parent others write
 	export RETRY_STATE_DIR=$shared/root-state
 	"$RETRY" -q -n1 --circuit api false || true
 	chmod 755 "$RETRY_STATE_DIR"
@@ -326,7 +328,7 @@ need_root_and_nobody() {
 	    as_nobody "$RETRY" --circuit api touch "$shared/out/ran"
 	[ -e "$shared/out/ran" ]
 	[ "$(owner_of "$shared/out/nobody-state") $(mode_of "$shared/out/nobody-state")" = "nobody 700" ]
-	[ "$(owner_of "$shared/out/nobody-state/api") $(mode_of "$shared/out/nobody-state/api")" = "nobody 600" ]
+	[ "$(owner_of "$shared/out/nobody-state/.api.lock") $(mode_of "$shared/out/nobody-state/.api.lock")" = "nobody 600" ]
 }
 
 # --- a corrupt record ----------------------------------------------------
@@ -334,7 +336,7 @@ need_root_and_nobody() {
 @test "a corrupt record is reported once, replaced by a fresh one, and the run goes on" {
 	fail_once c
 	[ "$(rec c failures)" = 1 ]
-	echo garbage >state/c
+	printf 'retry-circuit 1\ngarbage\n' >state/c
 	run -1 --separate-stderr "$RETRY" -n3 -b 1ms -j none --circuit c false
 	[ "${stderr_lines[0]}" = "retry: circuit c: the record was corrupt; it starts afresh" ]
 	[ "$(grep -c corrupt <<<"$stderr")" -eq 1 ]
@@ -361,9 +363,11 @@ need_root_and_nobody() {
 	# Without the final newline.
 	head -c $(($(wc -c <state/t) - 1)) state/t >cut.tmp
 	cat cut.tmp >state/t
+	# --circuit-status says so, and changes nothing.
 	run -0 --separate-stderr "$RETRY" --circuit-status t
-	expect_stderr "retry: circuit t: the record was corrupt; it starts afresh"
+	expect_stderr "retry: circuit t: the record is corrupt; the next run starts it afresh"
 	[ "${lines[2]}" = "failures:  0 in a row" ]
+	cmp cut.tmp state/t
 	: >state/t
 	run -1 --separate-stderr "$RETRY" -n1 --circuit t false
 	expect_stderr "retry: attempt 1/1 failed with exit 1; giving up: no attempts left"
@@ -827,7 +831,7 @@ term_during_wait() {
 
 @test "a run waits for the record's lock, and goes on when its holder dies" {
 	"$RETRY" --circuit lk true
-	cb-lock state/lk ready 3>&- &
+	cb-lock state/.lk.lock ready 3>&- &
 	local holder=$!
 	started "$holder"
 	wait_for ready 100
@@ -846,7 +850,7 @@ term_during_wait() {
 
 @test "SIGTERM while waiting for the record's lock ends retry at once, no attempt" {
 	"$RETRY" --circuit lt true
-	cb-lock state/lt ready 3>&- &
+	cb-lock state/.lt.lock ready 3>&- &
 	local holder=$!
 	started "$holder"
 	wait_for ready 100
@@ -871,7 +875,7 @@ term_during_wait() {
 
 @test "the deadline bounds a wait for the record's lock: 124, no attempt" {
 	"$RETRY" --circuit lt true
-	cb-lock state/lt ready 3>&- &
+	cb-lock state/.lt.lock ready 3>&- &
 	local holder=$!
 	started "$holder"
 	wait_for ready 100

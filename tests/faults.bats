@@ -74,7 +74,7 @@ term_and_time() {
 	later "$pid"
 	wait_for started
 	# Another run holds the record when the attempt ends.
-	cb-lock "$RETRY_STATE_DIR/lk" ready 3>&- &
+	cb-lock "$RETRY_STATE_DIR/.lk.lock" ready 3>&- &
 	local holder=$!
 	later "$holder"
 	wait_for ready
@@ -89,7 +89,7 @@ term_and_time() {
 
 @test "SIGTERM while waiting for the circuit's lock before an attempt: 143 at once" {
 	"$RETRY" --circuit lk true
-	cb-lock "$RETRY_STATE_DIR/lk" ready 3>&- &
+	cb-lock "$RETRY_STATE_DIR/.lk.lock" ready 3>&- &
 	local holder=$!
 	later "$holder"
 	wait_for ready
@@ -106,7 +106,7 @@ term_and_time() {
 
 @test "a released lock wakes the waiting run at once, not at its next look" {
 	"$RETRY" --circuit lk true
-	cb-lock "$RETRY_STATE_DIR/lk" ready 3>&- &
+	cb-lock "$RETRY_STATE_DIR/.lk.lock" ready 3>&- &
 	local holder=$!
 	later "$holder"
 	wait_for ready
