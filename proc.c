@@ -461,6 +461,46 @@ proc_may_write(int fd)
 }
 
 /*
+ * Waits until fd is ready for events (POLLIN, POLLOUT), a forwarded signal
+ * comes, or the monotonic time until passes: a network peer's wait, in
+ * the one wait's terms.  Returns 1 when ready (or in error, which the I/O
+ * will tell), 0 when until came, -1 when a signal came (proc_caught()
+ * has it).  Without proc_init() only the time bounds it.
+ */
+int
+proc_wait_fd(int fd, short events, int64_t until)
+{
+	struct pollfd p[2];
+	int64_t left;
+	int timeout, n = wake[0] == -1 ? 1 : 2;
+
+	p[0].fd = fd;
+	p[0].events = events;
+	p[1].fd = wake[0];
+	p[1].events = POLLIN;
+	for (;;) {
+		if (any_caught())
+			return -1;
+		timeout = -1;
+		if (until != NEVER) {
+			if ((left = until - monotonic_now()) <= 0)
+				return 0;
+			timeout = left / 1000000 >= INT_MAX ? INT_MAX :
+			    (int)((left + 999999) / 1000000);
+		}
+		if (poll(p, (nfds_t)n, timeout) == -1) {
+			if (errno != EINTR)
+				fatal("poll");
+			continue;
+		}
+		if (p[0].revents != 0)
+			return 1;
+		if (n == 2 && p[1].revents != 0)
+			take_wake(), pending = 1;	/* for the run loop */
+	}
+}
+
+/*
  * Takes the fcntl(2) lock fl on fd, waiting while another process holds
  * it: in the kernel (F_SETLKW), so that the holder's release wakes us at
  * once.  A signal ends the wait (EINTR, no SA_RESTART); so does until,
@@ -832,17 +872,25 @@ reaped(int *status, int kill_rest)
 	return 1;
 }
 
+static int64_t
+min_time(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
 /*
  * Sleeps until the attempt ends, forwarding every signal retry catches,
  * stopping it with lim->signal at lim->at and with SIGKILL kill_after
- * later.
+ * later, and calling lim->tick (if any) every lim->tick_every meanwhile.
  */
 static void
 watch(const struct limit *lim, struct ending *e)
 {
-	int64_t now, kill_at = NEVER;
+	int64_t now, kill_at = NEVER, tick_at = NEVER;
 	int sig, status;
 
+	if (lim->tick != NULL)
+		tick_at = monotonic_now() + lim->tick_every;
 	while (!reaped(&status, e->stopped)) {
 		while ((sig = proc_caught()) != 0) {
 			if (e->signal == 0)
@@ -860,7 +908,11 @@ watch(const struct limit *lim, struct ending *e)
 			signal_group(SIGKILL);
 			kill_at = NEVER;
 		}
-		(void)wait_event(e->stopped ? kill_at : lim->at);
+		if (now >= tick_at) {
+			lim->tick();
+			tick_at = monotonic_now() + lim->tick_every;
+		}
+		(void)wait_event(min_time(tick_at, e->stopped ? kill_at : lim->at));
 	}
 	if (WIFSIGNALED(status)) {
 		e->termsig = WTERMSIG(status);

@@ -15,11 +15,13 @@
 
 struct relay;
 
-/* When retry stops an attempt, and how. */
+/* When retry stops an attempt, and how; and what it does meanwhile. */
 struct limit {
 	int64_t		 at;		/* monotonic ns, or NEVER */
 	int		 signal;	/* sent at that time */
 	int64_t		 kill_after;	/* then SIGKILL, this much later */
+	void		(*tick)(void);	/* called every tick_every, or NULL */
+	int64_t		 tick_every;	/* ns */
 };
 
 /* What came of an attempt: facts only; retry.c decides what they mean. */
@@ -38,6 +40,7 @@ void		 proc_hold_stdio(void);
 void		 proc_init(struct relay *, int64_t);
 void		 proc_run(char *const [], const struct limit *, struct ending *);
 int		 proc_sleep(int64_t);
+int		 proc_wait_fd(int, short, int64_t);
 enum lock_wait	 proc_lock(int, const struct flock *, int64_t, int *);
 int		 proc_caught(void);
 void		 proc_drain(void);

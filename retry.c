@@ -463,6 +463,8 @@ run_attempt(const struct policy *p, struct run *r)
 	lim.at = r->deadline;
 	lim.signal = p->signal;
 	lim.kill_after = p->kill_after;
+	lim.tick = NULL;
+	lim.tick_every = NEVER;
 	if (p->timeout != 0 && p->timeout < r->deadline - now)
 		lim.at = now + p->timeout;
 	r->began = now;
