@@ -34,9 +34,9 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 
 SRCS = retry.c proc.c msg.c parse.c options.c backoff.c relay.c files.c \
-	report.c circuit.c env.c
+	report.c circuit.c env.c sha256.c
 HDRS = compat.h proc.h msg.h parse.h options.h backoff.h relay.h files.h \
-	report.h circuit.h env.h
+	report.h circuit.h env.h sha256.h
 
 # How every program here is compiled: ours, then the user's flags.
 COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \

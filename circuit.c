@@ -236,8 +236,8 @@ record_failure(struct circuit *c, const char *why)
 }
 
 /*
- * Opens a file of the state directory that is retry's own, and checks it:
- * a regular file, the user's, with no other name (a hard link planted to
+ * Checks a file of the state directory that retry opened as its own: a
+ * regular file, the user's, with no other name (a hard link planted to
  * another file would make retry write there).
  */
 static int
@@ -255,7 +255,9 @@ check_own_file(struct circuit *c, int fd, const char *name)
 	if (st.st_uid != geteuid())
 		return failure(c, "%s%s/%s belongs to another user", what,
 		    c->dir_path, name);
-	if (st.st_nlink != 1)
+	/* 0: replaced since it was opened, by a run that held the lock
+	 * (this one reads without it): a whole record all the same. */
+	if (st.st_nlink > 1)
 		return failure(c, "%s%s/%s has another name (a hard link); "
 		    "not used", what, c->dir_path, name);
 	return 0;

@@ -21,6 +21,7 @@
 #include "msg.h"
 #include "parse.h"
 #include "proc.h"
+#include "sha256.h"
 
 static unsigned char	 entropy[32];	/* seed 8, key 16, nonce 8 */
 static int		 have_entropy;
@@ -91,14 +92,11 @@ random_nonce(void)
 	return nonce;
 }
 
-/* A random UUID, version 4 (RFC 9562). */
+/* 16 bytes as a UUID of the version given, in its text form. */
 static const char *
-random_uuid(char *buf, size_t size)
+uuid(char *buf, size_t size, unsigned char u[16], int version)
 {
-	unsigned char *u = entropy + 8;
-
-	kernel_random();
-	u[6] = (unsigned char)((u[6] & 0x0f) | 0x40);	/* version 4 */
+	u[6] = (unsigned char)((u[6] & 0x0f) | version << 4);
 	u[8] = (unsigned char)((u[8] & 0x3f) | 0x80);	/* RFC 9562 variant */
 	(void)snprintf(buf, size, "%02x%02x%02x%02x-%02x%02x-%02x%02x-"
 	    "%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3],
@@ -108,19 +106,51 @@ random_uuid(char *buf, size_t size)
 }
 
 /*
- * The key for every attempt: --key (given), else an outer retry's key
- * from the environment, else a new random UUID written into buf.
+ * The key of a nested run: a name-based UUID, version 8 with SHA-256
+ * (RFC 9562, B.2), of retry's namespace, the inherited key and the
+ * command line, each followed by a NUL byte.  Different inner commands
+ * get different keys; the same one gets the same key in every attempt of
+ * the outer run, so a server still tells a retry from a new request.
  */
 static const char *
-idempotency_key(const char *given, char *buf, size_t size)
+derived_key(char *buf, size_t size, const char *inherited,
+    char *const argv[])
+{
+	/* 6f1c0a3e-8d2b-4f5e-9a77-3c1e2b4d5a60, retry's namespace. */
+	static const unsigned char ns[16] = {
+		0x6f, 0x1c, 0x0a, 0x3e, 0x8d, 0x2b, 0x4f, 0x5e, 0x9a, 0x77,
+		0x3c, 0x1e, 0x2b, 0x4d, 0x5a, 0x60,
+	};
+	unsigned char h[32];
+	struct sha256 s;
+	int i;
+
+	sha256_init(&s);
+	sha256_add(&s, ns, sizeof(ns));
+	sha256_add(&s, inherited, strlen(inherited) + 1);
+	for (i = 0; argv[i] != NULL; i++)
+		sha256_add(&s, argv[i], strlen(argv[i]) + 1);
+	sha256_end(&s, h);
+	return uuid(buf, size, h, 8);
+}
+
+/*
+ * The key for every attempt: --key (given), else one derived from an
+ * outer retry's key and this run's command, else a new random UUID
+ * (version 4) written into buf.
+ */
+static const char *
+idempotency_key(const char *given, char *const argv[], char *buf,
+    size_t size)
 {
 	const char *inherited = getenv("RETRY_IDEMPOTENCY_KEY");
 
 	if (given != NULL)
 		return given;
 	if (inherited != NULL && *inherited != '\0')
-		return inherited;
-	return random_uuid(buf, size);
+		return derived_key(buf, size, inherited, argv);
+	kernel_random();
+	return uuid(buf, size, entropy + 8, 4);
 }
 
 /*
@@ -175,17 +205,18 @@ export_attempt(long attempt)
 
 /*
  * What every attempt finds in its environment, but its number: the key
- * (--key, or given), the attempts, and the deadline (monotonic) as Unix
- * time, unless an outer retry's RETRY_DEADLINE set it (outer).
+ * (--key, or from the environment and argv), the attempts, and the
+ * deadline (monotonic) as Unix time, unless an outer retry's
+ * RETRY_DEADLINE set it (outer).
  */
 void
-export_environment(const char *key, long attempts, int64_t deadline,
-    int outer)
+export_environment(const char *key, char *const argv[], long attempts,
+    int64_t deadline, int outer)
 {
 	char buf[64];
 	int64_t when;
 
-	export("RETRY_IDEMPOTENCY_KEY", idempotency_key(key, buf,
+	export("RETRY_IDEMPOTENCY_KEY", idempotency_key(key, argv, buf,
 	    sizeof(buf)));
 	(void)snprintf(buf, sizeof(buf), "%ld", attempts);
 	export("RETRY_MAX_ATTEMPTS", buf);

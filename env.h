@@ -11,7 +11,8 @@ uint64_t	 random_seed(void);
 uint64_t	 random_nonce(void);
 int64_t		 find_deadline(int64_t, int64_t, int *);
 void		 export(const char *, const char *);
-void		 export_environment(const char *, long, int64_t, int);
+void		 export_environment(const char *, char *const [], long, int64_t,
+		    int);
 void		 export_attempt(long);
 
 #endif

@@ -22,8 +22,11 @@ enum {
 	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_RESET
 };
 
-/* "+": stop at the first operand; ":": report a missing value apart. */
-#define OPTSTRING	"+:b:c:d:f:hIj:K:k:n:Oo:qs:t:Vvx:"
+/*
+ * "+": stop at the first operand; ":": report a missing value apart.
+ * d, m, t, u and w are other retry tools' letters, refused (foreign()).
+ */
+#define OPTSTRING	"+:b:c:D:d:f:hIj:K:k:m:n:Oo:qs:T:t:u:Vvw:x:"
 
 const char help_text[] =
     "usage: retry [options] [--] command [arg ...]\n"
@@ -31,8 +34,8 @@ const char help_text[] =
     "\n"
     "Attempts and time:\n"
     "  -n, --attempts N      attempts in all, 0 for no limit (5)\n"
-    "  -d, --deadline DUR    give up DUR after the start (no deadline)\n"
-    "  -t, --timeout DUR     stop an attempt that runs longer than DUR\n"
+    "  -D, --deadline DUR    give up DUR after the start (no deadline)\n"
+    "  -T, --timeout DUR     stop an attempt that runs longer than DUR\n"
     "  -s, --signal SIG      signal that stops an attempt (TERM)\n"
     "  -k, --kill-after DUR  SIGKILL a stopped attempt still alive after DUR (10s)\n"
     "Backoff:\n"
@@ -43,7 +46,7 @@ const char help_text[] =
     "      --seed N          seed the generator for a reproducible schedule\n"
     "      --splay DUR       wait a random time up to DUR before the first attempt\n"
     "Which failures:\n"
-    "  -o, --on CODES        retry these exit statuses (1-125,128-255)\n"
+    "  -o, --on CODES        retry these exit statuses (1-124,128-255)\n"
     "  -x, --stop-on CODES   never retry these, even when listed by --on\n"
     "      --on-output RE    also retry when a line of output matches RE\n"
     "      --stop-on-output RE  never retry when a line of output matches RE\n"
@@ -81,7 +84,8 @@ static const struct option longopts[] = {
 	{ "circuit-reset", required_argument,	NULL, OPT_CIRCUIT_RESET },
 	{ "circuit-status", required_argument,	NULL, OPT_CIRCUIT_STATUS },
 	{ "cool",	required_argument,	NULL, OPT_COOL },
-	{ "deadline",	required_argument,	NULL, 'd' },
+	{ "deadline",	required_argument,	NULL, 'D' },
+	{ "delay",	required_argument,	NULL, 'd' },	/* foreign */
 	{ "dry-run",	no_argument,		NULL, OPT_DRY_RUN },
 	{ "factor",	required_argument,	NULL, 'f' },
 	{ "help",	no_argument,		NULL, 'h' },
@@ -89,6 +93,7 @@ static const struct option longopts[] = {
 	{ "key",	required_argument,	NULL, 'K' },
 	{ "kill-after",	required_argument,	NULL, 'k' },
 	{ "max-delay",	required_argument,	NULL, 'c' },
+	{ "message",	required_argument,	NULL, 'm' },	/* foreign */
 	{ "on",		required_argument,	NULL, 'o' },
 	{ "on-output",	required_argument,	NULL, OPT_ON_OUTPUT },
 	{ "quiet",	no_argument,		NULL, 'q' },
@@ -99,10 +104,13 @@ static const struct option longopts[] = {
 	{ "splay",	required_argument,	NULL, OPT_SPLAY },
 	{ "stop-on",	required_argument,	NULL, 'x' },
 	{ "stop-on-output", required_argument,	NULL, OPT_STOP_ON_OUTPUT },
-	{ "timeout",	required_argument,	NULL, 't' },
+	{ "timeout",	required_argument,	NULL, 'T' },
+	{ "times",	required_argument,	NULL, 't' },	/* foreign */
 	{ "trip",	required_argument,	NULL, OPT_TRIP },
+	{ "until",	required_argument,	NULL, 'u' },	/* foreign */
 	{ "verbose",	no_argument,		NULL, 'v' },
 	{ "version",	no_argument,		NULL, 'V' },
+	{ "while",	required_argument,	NULL, 'w' },	/* foreign */
 	{ NULL,		0,			NULL, 0 }
 };
 
@@ -121,15 +129,69 @@ failure(char *err, size_t size, const char *fmt, ...)
 	return PARSED_ERROR;
 }
 
-/* "--s": the start of more than one long option. */
+/* "--s": the start of more than one long option; *first, *second: two. */
 static int
-ambiguous(const char *typed)
+ambiguous(const char *typed, const char **first, const char **second)
 {
 	size_t len = strcspn(typed + 2, "="), i, n = 0;
 
 	for (i = 0; longopts[i].name != NULL; i++)
-		n += strncmp(longopts[i].name, typed + 2, len) == 0;
+		if (strncmp(longopts[i].name, typed + 2, len) == 0) {
+			if (n == 0)
+				*first = longopts[i].name;
+			else if (n == 1)
+				*second = longopts[i].name;
+			n++;
+		}
 	return n > 1;
+}
+
+/*
+ * How many letters to add, remove, change or swap to make a of length la
+ * into b (Damerau-Levenshtein, restricted): for near misses of a long
+ * option, such as --atempts.  Names are short: a few rows on the stack.
+ */
+static size_t
+distance(const char *a, size_t la, const char *b)
+{
+	size_t lb = strlen(b), d[3][40], i, j, best, cost;
+
+	if (la >= 39 || lb >= 39)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++) {
+		d[i % 3][0] = i;
+		for (j = 1; j <= lb; j++) {
+			cost = a[i - 1] != b[j - 1];
+			best = d[(i - 1) % 3][j - 1] + cost;
+			if (d[(i - 1) % 3][j] + 1 < best)
+				best = d[(i - 1) % 3][j] + 1;
+			if (d[i % 3][j - 1] + 1 < best)
+				best = d[i % 3][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[(i - 2) % 3][j - 2] + 1 < best)
+				best = d[(i - 2) % 3][j - 2] + 1;
+			d[i % 3][j] = best;
+		}
+	}
+	return d[la % 3][lb];
+}
+
+/* The long option nearest to the one typed, when it is a near miss. */
+static const char *
+near_miss(const char *typed)
+{
+	size_t len = strcspn(typed + 2, "="), i, d, best = 3;
+	const char *name = NULL;
+
+	for (i = 0; longopts[i].name != NULL; i++)
+		if ((d = distance(typed + 2, len, longopts[i].name)) < best &&
+		    d * 3 <= len) {
+			best = d;
+			name = longopts[i].name;
+		}
+	return name;
 }
 
 /*
@@ -142,15 +204,21 @@ bad_option(int c, const char *typed, char *err, size_t size)
 {
 	int known = optopt > UCHAR_MAX ||
 	    (optopt != 0 && strchr(&OPTSTRING[2], optopt) != NULL);
+	int len = (int)strcspn(typed, "=");	/* without its value */
+	const char *one = NULL, *two = NULL, *near;
 
 	if (c == ':' && strncmp(typed, "--", 2) == 0)
 		return failure(err, size, "option '%s' needs a value", typed);
 	if (c == ':')
 		return failure(err, size, "option '-%c' needs a value", optopt);
-	if (optopt == 0 && ambiguous(typed))
-		return failure(err, size, "ambiguous option '%s'", typed);
+	if (optopt == 0 && ambiguous(typed, &one, &two))
+		return failure(err, size, "ambiguous option '%.*s': --%s or "
+		    "--%s?", len, typed, one, two);
+	if (optopt == 0 && (near = near_miss(typed)) != NULL)
+		return failure(err, size, "unknown option '%.*s': did you mean "
+		    "--%s?", len, typed, near);
 	if (optopt == 0)
-		return failure(err, size, "unknown option '%s'", typed);
+		return failure(err, size, "unknown option '%.*s'", len, typed);
 	if (known)	/* a long option without value was given one */
 		return failure(err, size, "option '%s' takes no value", typed);
 	return failure(err, size, "unknown option '-%c'", optopt);
@@ -222,7 +290,7 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 		return positive_duration(arg, &p->base);
 	case 'c':
 		return parse_duration(arg, &p->cap);
-	case 'd':
+	case 'D':
 		return positive_duration(arg, &p->deadline);
 	case 'f':
 		return parse_factor(arg, &p->factor);
@@ -234,12 +302,13 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 	case 'k':
 		return parse_duration(arg, &p->kill_after);
 	case 'n':
-		return parse_count(arg, INT_MAX, &p->attempts);
+		return parse_count(arg, INT_MAX, &p->attempts) == NULL ? NULL :
+		    "invalid number (0 for no limit, or 1 to 2147483647)";
 	case 'o':
 		return parse_codes(arg, on);
 	case 's':
 		return parse_signal(arg, &p->signal) ? NULL : "unknown signal";
-	case 't':
+	case 'T':
 		return positive_duration(arg, &p->timeout);
 	case 'x':
 		return parse_codes(arg, &p->stop_on);
@@ -306,6 +375,50 @@ set_defaults(struct policy *p)
 }
 
 /*
+ * Letters and names that other retry tools give other meanings: refused,
+ * with what to write here.  Debian's retry 1.0.5: -t and --times, the
+ * number of tries; -d and --delay, a fixed delay (a list of them, with
+ * commas); -m a message; -u and -w conditions.  recur: -t a timeout, -d a
+ * delay.  opt is the option as typed (without its value), arg the value.
+ */
+static enum parsed
+foreign(int c, const char *opt, const char *arg, char *err, size_t size)
+{
+	char n[32];
+
+	/* "3" as "3s", and of a list "1,2" the first. */
+	(void)snprintf(n, sizeof(n), "%.*s%s", (int)strcspn(arg, ","), arg,
+	    arg[strspn(arg, "0123456789")] == '\0' ||
+	    arg[strspn(arg, "0123456789")] == ',' ? "s" : "");
+	switch (c) {
+	case 't':
+		if (arg[strspn(arg, "0123456789")] != '\0' || *arg == '\0')
+			return failure(err, size, "%s is a tries count in other "
+			    "retry tools: write --timeout %s for a limit on each "
+			    "attempt, or -n N for attempts", opt, arg);
+		return failure(err, size, "%s is a tries count in other retry "
+		    "tools: write -n %s for attempts or --timeout %s", opt, arg,
+		    n);
+	case 'd':
+		return failure(err, size, "%s is a fixed delay in other retry "
+		    "tools: write -b %s -f 1 -j none for one, or --deadline %s "
+		    "for a limit on the whole run", opt, n, n);
+	case 'm':
+		return failure(err, size, "%s is a message in other retry "
+		    "tools: retry words its own (-q for less, -v for more)",
+		    opt);
+	case 'u':
+		return failure(err, size, "%s is a condition in other retry "
+		    "tools: write -o CODES for the statuses to retry (-o 0: "
+		    "until it fails) and -x for those never to retry", opt);
+	default:
+		return failure(err, size, "%s is a condition in other retry "
+		    "tools: write -o CODES for the statuses to retry, as in "
+		    "-o 1-255", opt);
+	}
+}
+
+/*
  * Fills *p from the command line, or writes into err the one line that
  * names the first bad option and its value.  Options stop at the first
  * operand, so the command's own options are never taken for retry's.
@@ -316,8 +429,9 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 {
 	const char *why, *base_arg = NULL, *cap_arg = NULL;
 	const char *base_opt = "--base", *cap_opt = "--cap";
+	char typed[32];
 	struct codes on;
-	int c, longindex, have_on = 0;
+	int c, longindex, have_on = 0, verbose_letter = 0;
 
 	set_defaults(p);
 	memset(&on, 0, sizeof(on));
@@ -335,6 +449,7 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 			continue;
 		case 'v':
 			p->verbosity = VERBOSE;
+			verbose_letter |= longindex < 0;
 			continue;
 		case OPT_DRY_RUN:
 			p->dry_run = 1;
@@ -345,6 +460,17 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 		case 'O':
 			p->buffer_stdout = 1;
 			continue;
+		case 'd':
+		case 'm':
+		case 't':
+		case 'u':
+		case 'w':
+			if (longindex >= 0)
+				(void)snprintf(typed, sizeof(typed), "--%s",
+				    longopts[longindex].name);
+			else
+				(void)snprintf(typed, sizeof(typed), "-%c", c);
+			return foreign(c, typed, optarg, err, errsize);
 		case ':':
 		case '?':
 			/*
@@ -382,15 +508,22 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 	if (p->cap < p->base)
 		return failure(err, errsize, "%s '%s' is below %s '%s'",
 		    cap_opt, cap_arg, base_opt, base_arg ? base_arg : "1s");
+	/* 125 is retry's own failure: an inner retry's usage error is not
+	 * to be run again; 126 and 127, nothing ran. */
 	if (!have_on)
-		(void)parse_codes("1-125,128-255", &on);
+		(void)parse_codes("1-124,128-255", &on);
 	p->on = on;
 	if (p->tunes_circuit &&
 	    (p->circuit == NULL || p->circuit_command != CIRCUIT_RUN))
 		return failure(err, errsize, "--trip, --cool and --budget need "
 		    "--circuit");
 	if (*p->argv == NULL && !p->dry_run &&
+	    p->circuit_command == CIRCUIT_RUN && verbose_letter)
+		return failure(err, errsize, "no command given (-v is --verbose "
+		    "here: the version is -V)");
+	if (*p->argv == NULL && !p->dry_run &&
 	    p->circuit_command == CIRCUIT_RUN)
-		return failure(err, errsize, "no command given");
+		return failure(err, errsize, "no command given: write retry "
+		    "[options] -- command [arg ...]");
 	return PARSED_RUN;
 }

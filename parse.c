@@ -32,6 +32,11 @@ static const char *const jitter_names[] = {
 	"none", "full", "equal", "decorrelated",
 };
 
+#define DUR_SYNTAX	"invalid duration (a number and a unit, ms, s, m or h, " \
+			"or several, as in 1m30s)"
+#define CODES_SYNTAX	"invalid exit status list (statuses 0 to 255 and " \
+			"ranges such as 75-78, joined by commas without spaces)"
+
 static int
 is_digit(char c)
 {
@@ -105,21 +110,21 @@ parse_duration(const char *s, int64_t *ns)
 
 	do {
 		if (!scan_decimal(&p, &whole, &frac))
-			return "invalid duration";
+			return DUR_SYNTAX;
 		u = scan_unit(&p);
 		if (u == -1) {
 			if (last != -1 || *p != '\0')
-				return "invalid duration";
+				return DUR_SYNTAX;
 			u = 2;	/* a bare number is seconds */
 		} else if (u <= last)
-			return "invalid duration";
+			return DUR_SYNTAX;
 		last = u;
 		if (whole > DUR_MAX / units[u].ns)
-			return "duration too large";
+			return "duration too large (at most about 31 years)";
 		part = whole * units[u].ns +
 		    (int64_t)(frac * (double)units[u].ns + 0.5);
 		if (part > DUR_MAX - total)
-			return "duration too large";
+			return "duration too large (at most about 31 years)";
 		total += part;
 	} while (*p != '\0');
 	*ns = total;
@@ -155,19 +160,19 @@ parse_codes(const char *s, struct codes *set)
 	memset(&add, 0, sizeof(add));
 	for (;;) {
 		if (!scan_status(&p, &lo))
-			return "invalid exit status list";
+			return CODES_SYNTAX;
 		hi = lo;
 		if (*p == '-') {
 			p++;
 			if (!scan_status(&p, &hi) || hi < lo)
-				return "invalid exit status list";
+				return CODES_SYNTAX;
 		}
 		for (i = lo; i <= hi; i++)
 			codes_add(&add, i);
 		if (*p == '\0')
 			break;
 		if (*p++ != ',')
-			return "invalid exit status list";
+			return CODES_SYNTAX;
 	}
 	for (i = 0; i < 256; i++)
 		if (codes_has(&add, i))
@@ -350,20 +355,17 @@ parse_unix_time(const char *s, int64_t *ns)
 	return 1;
 }
 
-/* "2s", "0.05s", "1m30s" stays "90s": seconds, trailing zeros cut. */
+/*
+ * A duration as every message shows one: seconds with three decimals and
+ * the unit, cut to the millisecond, "2.000s", "0.050s", "90.000s".
+ */
 const char *
 fmt_duration(char *buf, size_t size, int64_t ns)
 {
-	size_t len;
+	int64_t ms = ns / 1000000;
 
-	(void)snprintf(buf, size, "%lld.%06lld", (long long)(ns / NS_PER_SEC),
-	    (long long)(ns % NS_PER_SEC / 1000));
-	len = strlen(buf);
-	while (buf[len - 1] == '0')
-		buf[--len] = '\0';
-	if (buf[len - 1] == '.')
-		buf[--len] = '\0';
-	(void)snprintf(buf + len, size - len, "s");
+	(void)snprintf(buf, size, "%lld.%03llds", (long long)(ms / 1000),
+	    (long long)(ms % 1000));
 	return buf;
 }
 
@@ -475,22 +477,23 @@ parse_http_date(const char *s, int64_t *unix_sec)
 }
 
 /*
- * A Retry-After hint: seconds, a DUR or an HTTP-date, white space around it
- * ignored.  Returns NULL with the delay from now_ns (Unix time in ns), or
- * why it is no hint.
+ * One Retry-After value: seconds, a DUR or an HTTP-date, white space
+ * around it ignored.  Returns NULL with the delay from now_ns (Unix time
+ * in ns), or why it is no hint.
  */
-const char *
-parse_hint(const char *text, int64_t now_ns, int64_t *delay)
+static const char *
+parse_hint_value(const char *text, size_t len, int64_t now_ns,
+    int64_t *delay)
 {
 	char buf[128];
-	size_t len;
 	int64_t when;
 
-	while (*text == ' ' || (*text >= '\t' && *text <= '\r'))
+	while (len > 0 && (*text == ' ' || *text == '\t')) {
 		text++;
-	len = strlen(text);
-	while (len > 0 && (text[len - 1] == ' ' ||
-	    (text[len - 1] >= '\t' && text[len - 1] <= '\r')))
+		len--;
+	}
+	while (len > 0 && (text[len - 1] == ' ' || (text[len - 1] >= '\t' &&
+	    text[len - 1] <= '\r')))
 		len--;
 	if (len == 0)
 		return "empty";
@@ -511,6 +514,62 @@ parse_hint(const char *text, int64_t now_ns, int64_t *delay)
 	else
 		*delay = when * NS_PER_SEC - now_ns;
 	return NULL;
+}
+
+/*
+ * A header of an HTTP response, "Name: value" (Name a token), or its
+ * status line: no hint, unless it is Retry-After, whose value *value gets.
+ */
+static int
+header_line(const char *line, size_t len, const char **value)
+{
+	size_t n = strspn(line, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST"
+	    "UVWXYZ0123456789!#$%&'*+-.^_`|~");
+
+	*value = NULL;
+	if (len >= 5 && strncmp(line, "HTTP/", 5) == 0)
+		return 1;
+	if (n == 0 || n >= len || line[n] != ':')
+		return 0;
+	if (n == 11 && strncasecmp(line, "Retry-After", 11) == 0)
+		*value = line + n + 1;
+	return 1;
+}
+
+/*
+ * What an attempt wrote to RETRY_AFTER_FILE: a value alone, values a line
+ * each (a wrapper's sed of the headers through a redirect), or the
+ * headers as curl -D writes them.  The last line that is a hint counts.
+ * Returns NULL with its delay, or why there is none: that of the last
+ * value, or "empty", or "no Retry-After header".
+ */
+const char *
+parse_hint(const char *text, int64_t now_ns, int64_t *delay)
+{
+	const char *line, *end, *value, *why = NULL, *last = NULL;
+	int64_t d;
+	int headers = 0;
+
+	for (line = text; *line != '\0'; line = *end != '\0' ? end + 1 : end) {
+		end = line + strcspn(line, "\n");
+		if (header_line(line, (size_t)(end - line), &value)) {
+			headers = 1;
+			if (value == NULL)
+				continue;
+		} else
+			value = line;
+		why = parse_hint_value(value, (size_t)(end - value), now_ns, &d);
+		if (why == NULL) {
+			*delay = d;
+			last = value;
+		} else if (strcmp(why, "empty") == 0 && value == line)
+			why = NULL;	/* a blank line between others */
+	}
+	if (last != NULL)
+		return NULL;
+	if (why != NULL)
+		return why;
+	return headers ? "no Retry-After header" : "empty";
 }
 
 /*

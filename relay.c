@@ -419,3 +419,22 @@ relay_release(struct relay *r, int fd)
 	r->out.draining = 1;	/* a file: read until its end, never wait */
 	return 0;
 }
+
+/*
+ * Has the reader of fd, a pipe, gone?  Then an attempt that died of
+ * SIGPIPE wrote for no one, and no retry would change that.  poll(2) says
+ * POLLERR (Linux) or POLLHUP for a pipe without a reader; a file, a
+ * terminal or a socket is never taken for one.
+ */
+int
+relay_reader_gone(int fd)
+{
+	struct pollfd p;
+	struct stat st;
+
+	if (fstat(fd, &st) == -1 || !S_ISFIFO(st.st_mode))
+		return 0;
+	p.fd = fd;
+	p.events = POLLOUT;
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
+}

@@ -31,13 +31,14 @@
 #define EXIT_TIMEDOUT	124
 #define EXIT_CANNOT_RUN	126
 #define EXIT_NOT_FOUND	127
+#define HINT_MAX	16384	/* a hint file read, at most */
 
 enum timed_out { NOT_TIMED_OUT, TIMED_OUT, AT_DEADLINE };
 
 /* Why the run ends; RUNNING while it does not. */
 enum outcome {
 	RUNNING, SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED,
-	CANNOT_RUN, OUTPUT_STOP, CIRCUIT_OPEN, BUDGET_SPENT
+	CANNOT_RUN, OUTPUT_STOP, CIRCUIT_OPEN, BUDGET_SPENT, READER_GONE
 };
 
 /* How the run is going. */
@@ -270,7 +271,7 @@ begin_run(const struct policy *p, struct run *r)
 		fatal("atexit");
 	r->start = monotonic_now();
 	r->deadline = find_deadline(p->deadline, r->start, &outer);
-	export_environment(p->key, p->attempts, r->deadline, outer);
+	export_environment(p->key, p->argv, p->attempts, r->deadline, outer);
 	describe_policy(p, r);
 	open_hint_channel();
 	if (relay_init(&io, p->replay_stdin, p->buffer_stdout,
@@ -505,6 +506,10 @@ judge_attempt(const struct policy *p, const struct run *r)
 		return OUTPUT_STOP;
 	if (r->timed_out == AT_DEADLINE)
 		return DEADLINE;
+	/* No one to retry for: the output's reader has gone. */
+	if (!r->end.stopped && (r->end.termsig == SIGPIPE ||
+	    r->status == 128 + SIGPIPE) && relay_reader_gone(STDOUT_FILENO))
+		return READER_GONE;
 	if (!retryable(p, r))
 		return r->status == 0 ? SUCCEEDED : NOT_RETRYABLE;
 	if (p->attempts != 0 && r->attempt >= p->attempts)
@@ -524,7 +529,8 @@ static int
 take_hint(const struct policy *p, struct run *r, int64_t room, char *note,
     size_t size)
 {
-	char text[128], hint[32], cap[32];
+	static char text[HINT_MAX + 1];	/* headers of a few responses */
+	char hint[32], cap[32];
 	const char *why;
 	int64_t delay;
 
@@ -669,13 +675,14 @@ static const char *const outcome_names[] = {
 	"running", "success", "status not retryable", "attempts used up",
 	"deadline", "interrupted", "cannot run the command",
 	"output matched --stop-on-output", "circuit open", "retry budget spent",
+	"the reader of the output has gone",
 };
 
 /* The same outcomes as a report's "outcome". */
 static const char *const outcome_keys[] = {
 	"running", "success", "not_retryable", "attempts_exhausted",
 	"deadline", "interrupted", "not_retryable", "not_retryable",
-	"circuit_open", "budget_spent",
+	"circuit_open", "budget_spent", "not_retryable",
 };
 
 /*
@@ -699,6 +706,21 @@ exit_status(const struct run *r, int *sig)
 	    r->status;
 }
 
+/*
+ * A "--" after the command that was not found: the command is likely a
+ * word of a value, as in "-D 5 mins -- cmd", where options ended at "mins".
+ */
+static int
+later_separator(char *const argv[])
+{
+	int i;
+
+	for (i = 1; argv[i] != NULL; i++)
+		if (strcmp(argv[i], "--") == 0)
+			return 1;
+	return 0;
+}
+
 /* The one line that says why the run ended. */
 static void
 say_why(const struct policy *p, const struct run *r)
@@ -712,14 +734,22 @@ say_why(const struct policy *p, const struct run *r)
 	case RUNNING:
 		break;
 	case CANNOT_RUN:
-		say("cannot run '%s': %s", p->argv[0], strerror(r->end.error));
+		say("cannot run '%s': %s%s", p->argv[0], strerror(r->end.error),
+		    r->end.error == ENOENT && later_separator(p->argv) ?
+		    " (options end at the first operand: a value has no "
+		    "spaces)" : "");
 		break;
 	case NOT_RETRYABLE:
 		say("%s %s; giving up: status %d is not retryable", label, end,
 		    r->status);
 		break;
-	case EXHAUSTED:
-		say("%s %s; giving up: no attempts left", label, end);
+	case EXHAUSTED:	/* -o 0 retries a success: nothing to give up */
+		say("%s %s; %sno attempts left", label, end,
+		    r->status == 0 && !io.on_hit ? "" : "giving up: ");
+		break;
+	case READER_GONE:
+		say("%s %s; giving up: the reader of the output has gone",
+		    label, end);
 		break;
 	case DEADLINE:
 		if (r->attempt == 0 && r->deadline <= r->start)

@@ -6,7 +6,7 @@
 # Every signal name retry knows is offered, whatever the platform: WINCH
 # and IO are there on Linux, macOS and FreeBSD, PWR on Linux alone, and
 # retry answers a name its platform lacks with "unknown signal".
-_retry_shorts=(-b -c -d -f -h -I -j -K -k -n -O -o -q -s -t -V -v -x)
+_retry_shorts=(-b -c -D -f -h -I -j -K -k -n -O -o -q -s -T -V -v -x)
 _retry_longs=(--attempts --base --budget --buffer-stdout --cap --circuit
 	--circuit-reset --circuit-status --cool --deadline --dry-run --factor
 	--help --jitter --key --kill-after --max-delay --on --on-output --quiet
@@ -50,7 +50,7 @@ _retry_long()
 _retry_takes_value()
 {
 	case $1 in
-	-[bcdfjKknostx] | --attempts | --base | --budget | --cap | --circuit | \
+	-[bcDfjKknosTx] | --attempts | --base | --budget | --cap | --circuit | \
 	--circuit-reset | --circuit-status | --cool | --deadline | --factor | \
 	--jitter | --key | --kill-after | --max-delay | --on | --on-output | \
 	--report | --seed | --signal | --splay | --stop-on | --stop-on-output | \

@@ -42,7 +42,7 @@ function __retry_scan
                 __retry_takes_value $t; and set valued 1
             case '-?*'
                 # A cluster whose last letter wants a value: -qn 3.
-                string match -qr -- '^-[hqVvIO]*[bcdfjKknostx]$' $t
+                string match -qr -- '^-[hqVvIO]*[bcDfjKknosTx]$' $t
                 and set valued 1
             case '*'
                 echo command $i
@@ -127,8 +127,8 @@ set -l signals HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE \
 
 # Attempts and time.
 complete -c retry -n $cond -s n -l attempts -x -d 'Attempts in all, 0 for no limit (5)'
-complete -c retry -n $cond -s d -l deadline -x -d 'Give up DUR after the start'
-complete -c retry -n $cond -s t -l timeout -x -d 'Stop an attempt that runs longer than DUR'
+complete -c retry -n $cond -s D -l deadline -x -d 'Give up DUR after the start'
+complete -c retry -n $cond -s T -l timeout -x -d 'Stop an attempt that runs longer than DUR'
 complete -c retry -n $cond -s s -l signal -xa "$signals" -d 'Signal that stops an attempt (TERM)'
 complete -c retry -n $cond -s k -l kill-after -x -d 'SIGKILL a stopped attempt alive after DUR (10s)'
 # Backoff.
@@ -140,7 +140,7 @@ complete -c retry -n $cond -s j -l jitter -xa "$jitters" -d 'How the delay is dr
 complete -c retry -n $cond -l seed -x -d 'Seed the generator for a reproducible schedule'
 complete -c retry -n $cond -l splay -x -d 'Wait a random time up to DUR before the first attempt'
 # Which failures.
-complete -c retry -n $cond -s o -l on -x -d 'Retry these exit statuses (1-125,128-255)'
+complete -c retry -n $cond -s o -l on -x -d 'Retry these exit statuses (1-124,128-255)'
 complete -c retry -n $cond -s x -l stop-on -x -d 'Never retry these exit statuses'
 complete -c retry -n $cond -l on-output -x -d 'Also retry when a line of output matches RE'
 complete -c retry -n $cond -l stop-on-output -x -d 'Never retry when a line of output matches RE'

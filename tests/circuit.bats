@@ -107,13 +107,13 @@ need_root_and_nobody() {
 	local start
 	start=$(now_ms)
 	# Within 100 ms of an hour: once in 36000 runs.
-	run -124 --separate-stderr "$RETRY" --splay 1h -d 100ms touch ran
+	run -124 --separate-stderr "$RETRY" --splay 1h -D 100ms touch ran
 	[ $(($(now_ms) - start)) -lt 5000 ]
 	[ ! -e ran ]
 	[ "$output" = "" ]
 	expect_stderr "retry: the splay would pass the deadline; not running 'touch'"
 	# A splay that fits runs the command.
-	run -0 --separate-stderr "$RETRY" --splay 20ms -d 10s touch ran
+	run -0 --separate-stderr "$RETRY" --splay 20ms -D 10s touch ran
 	[ -e ran ]
 }
 
@@ -419,18 +419,18 @@ retries:   not counted: no run with --budget yet" ]
 	fail_once op --trip 1 --cool 20s
 	local start
 	start=$(now_ms)
-	run -75 --separate-stderr "$RETRY" --circuit op -d 3s touch ran
+	run -75 --separate-stderr "$RETRY" --circuit op -D 3s touch ran
 	[ $(($(now_ms) - start)) -lt 2500 ]
 	[ "$output" = "" ]
 	expect_stderr "retry: circuit op stays open past the deadline; giving up"
 	[ ! -e ran ]
 	# With -q only the status says it.
-	run -75 --separate-stderr "$RETRY" -q --circuit op -d 1s touch ran
+	run -75 --separate-stderr "$RETRY" -q --circuit op -D 1s touch ran
 	[ "$stderr" = "" ]
 	[ ! -e ran ]
 	# A run that opens the circuit itself ends the same way at its next try.
 	run -75 --separate-stderr "$RETRY" --circuit own --trip 1 --cool 20s \
-	    -b 1ms -d 3s sh -c 'echo x >>"$0"; exit 1' log
+	    -b 1ms -D 3s sh -c 'echo x >>"$0"; exit 1' log
 	[ "$(wc -l <log)" -eq 1 ]
 	[ "${stderr_lines[-1]}" = "retry: circuit own stays open past the deadline; giving up" ]
 }
@@ -439,7 +439,7 @@ retries:   not counted: no run with --budget yet" ]
 	local i rc
 	for i in 1 2 3 4 5; do
 		rc=0
-		"$RETRY" -q -n3 -b 1ms -d 5s --circuit seq --trip 7 --cool 20s \
+		"$RETRY" -q -n3 -b 1ms -D 5s --circuit seq --trip 7 --cool 20s \
 		    sh -c 'echo x >>"$0"; exit 1' log || rc=$?
 		echo "$rc" >>statuses
 	done
@@ -453,7 +453,7 @@ retries:   not counted: no run with --budget yet" ]
 	fail_once w --trip 1 --cool 1s
 	local at
 	at=$(rec w half-open-at)
-	run -0 --separate-stderr "$RETRY" -v -n1 -d 10s --circuit w \
+	run -0 --separate-stderr "$RETRY" -v -n1 -D 10s --circuit w \
 	    sh -c 'msclock -r -n >"$0"' child
 	# It started no sooner than the record said.
 	[ "$(cat child)" -ge "$at" ]
@@ -474,7 +474,7 @@ start_waiters() {
 	mkdir -p probe
 	pids=()
 	for ((i = 1; i <= n; i++)); do
-		CB_RECORD=$RETRY_STATE_DIR/$name "$RETRY" -v -n1 -d 10s \
+		CB_RECORD=$RETRY_STATE_DIR/$name "$RETRY" -v -n1 -D 10s \
 		    --circuit "$name" "$@" cb-probe probe "$fails" 0.2 \
 		    2>"err.$i" 3>&- &
 		pids+=("$!")
@@ -557,7 +557,7 @@ field_of() {
 	# (bats 1.8's run clobbers a variable named i.)
 	for round in 1 2 3 4; do
 		# Each failure after the first is a probe's: it opens again.
-		run -1 "$RETRY" -q -n1 -d 10s --circuit dbl --trip 1 --cool 200ms \
+		run -1 "$RETRY" -q -n1 -D 10s --circuit dbl --trip 1 --cool 200ms \
 		    --cap 1s sh -c 'msclock -r -n >"$0"; exit 1' failed
 		at=$(rec dbl half-open-at)
 		echo $(((at - $(cat failed)) / 1000000)) >>cools
@@ -586,7 +586,7 @@ field_of() {
 }
 
 @test "--circuit-reset clears the record; --circuit-status shows every field" {
-	run -75 "$RETRY" -q -n3 -b 1ms -d 3s --circuit rs --trip 2 --cool 20s \
+	run -75 "$RETRY" -q -n3 -b 1ms -D 3s --circuit rs --trip 2 --cool 20s \
 	    --budget 5/1m false
 	run -0 --separate-stderr "$RETRY" --circuit-status rs
 	[ "$stderr" = "" ]
@@ -595,7 +595,7 @@ field_of() {
 	matches "${lines[1]}" '^state:     open, half-opens in [0-9]+\.[0-9]{3}s$'
 	[ "${lines[2]}" = "failures:  2 in a row" ]
 	[ "${lines[3]}" = "openings:  1 in a row" ]
-	[ "${lines[4]}" = "retries:   1 in the last 60s (budget 5)" ]
+	[ "${lines[4]}" = "retries:   1 in the last 60.000s (budget 5)" ]
 	run -0 --separate-stderr "$RETRY" --circuit-reset rs
 	[ "$output" = "" ]
 	[ "$stderr" = "" ]
@@ -605,7 +605,7 @@ state:     closed
 failures:  0 in a row
 openings:  0 in a row
 retries:   not counted: no run with --budget yet" ]
-	run -0 "$RETRY" -d 1s --circuit rs touch ran
+	run -0 "$RETRY" -D 1s --circuit rs touch ran
 	[ -e ran ]
 	# Reset of a name never used makes an empty record.
 	run -0 "$RETRY" --circuit-reset fresh
@@ -635,7 +635,7 @@ retries:   not counted: no run with --budget yet" ]
 	started "$pid"
 	wait_for begun
 	start=$(now_ms)
-	run -75 --separate-stderr "$RETRY" --circuit pb -d 500ms touch ran
+	run -75 --separate-stderr "$RETRY" --circuit pb -D 500ms touch ran
 	# It looked again every 50-150 ms, and gave up before the deadline.
 	between $(($(now_ms) - start)) 300 2500
 	expect_stderr "retry: circuit pb stays open past the deadline; giving up"
@@ -657,7 +657,7 @@ retries:   not counted: no run with --budget yet" ]
 	[ "$(rec gone probe)" = "$pid" ]
 	local start
 	start=$(now_ms)
-	run -0 "$RETRY" -d 5s --circuit gone touch ran
+	run -0 "$RETRY" -D 5s --circuit gone touch ran
 	[ $(($(now_ms) - start)) -lt 4000 ]
 	[ -e ran ]
 	[ "$(sed -n 2p state/gone)" = "state closed" ]
@@ -698,7 +698,7 @@ fifty() {
 @test "50 runs at once share a budget: at most 50 first attempts + N retries, counted exactly" {
 	local start
 	start=$(now_ms)
-	fifty bud --trip 100000 --budget 10/1m -d 10s
+	fifty bud --trip 100000 --budget 10/1m -D 10s
 	[ $(($(now_ms) - start)) -lt 25000 ]
 	local total k
 	total=$(wc -l <log)
@@ -724,11 +724,11 @@ fifty() {
 		fi
 	done
 	run -0 "$RETRY" --circuit-status bud
-	[ "${lines[4]}" = "retries:   10 in the last 60s (budget 10)" ]
+	[ "${lines[4]}" = "retries:   10 in the last 60.000s (budget 10)" ]
 }
 
 @test "50 runs at once with a breaker and a budget: attempts within both, counted exactly" {
-	fifty both --trip 20 --cool 1m --budget 10/1m -d 10s
+	fifty both --trip 20 --cool 1m --budget 10/1m -D 10s
 	local total k opened=0
 	total=$(wc -l <log)
 	[ "$total" -le 60 ]
@@ -752,7 +752,7 @@ fifty() {
 	[ "$(rec sp retries)" = 1 ]
 	local start
 	start=$(now_ms)
-	run -3 --separate-stderr "$RETRY" -n3 -b 1ms -j none -d 10s --circuit sp \
+	run -3 --separate-stderr "$RETRY" -n3 -b 1ms -j none -D 10s --circuit sp \
 	    --budget 1/1m sh -c 'echo x >>"$0"; exit 3' log
 	[ $(($(now_ms) - start)) -lt 5000 ]
 	# Its first attempt was not held back; the retry was.
@@ -765,7 +765,7 @@ retry: attempt 1/3 failed with exit 3; giving up: the retry budget of circuit sp
 @test "a run whose budget frees within its deadline waits, then retries" {
 	"$RETRY" -q -n2 -b 1ms --circuit fr --budget 1/500ms \
 	    sh -c 'echo "A $(msclock -r -n)" >>"$0"; exit 1' log || true
-	run -1 --separate-stderr "$RETRY" -v -n2 -b 1ms -d 10s --circuit fr \
+	run -1 --separate-stderr "$RETRY" -v -n2 -b 1ms -D 10s --circuit fr \
 	    --budget 1/500ms sh -c 'echo "B $(msclock -r -n)" >>"$0"; exit 1' log
 	[ "$(grep -c '^A' log)" -eq 2 ]
 	[ "$(grep -c '^B' log)" -eq 2 ]
@@ -799,7 +799,7 @@ term_during_wait() {
 
 @test "SIGTERM while waiting for an open circuit ends retry at once: 143, nothing run" {
 	fail_once tw --trip 1 --cool 20s
-	"$RETRY" -v -d 30s --circuit tw touch ran 2>err 3>&- &
+	"$RETRY" -v -D 30s --circuit tw touch ran 2>err 3>&- &
 	pid=$!
 	started "$pid"
 	term_during_wait 'circuit tw is open; waiting'
@@ -811,7 +811,7 @@ term_during_wait() {
 
 @test "SIGTERM while waiting for the budget ends retry at once: 143, no retry" {
 	"$RETRY" -q -n2 -b 1ms --circuit tb --budget 1/20s false || true
-	"$RETRY" -v -b 1ms -d 30s --circuit tb --budget 1/20s \
+	"$RETRY" -v -b 1ms -D 30s --circuit tb --budget 1/20s \
 	    sh -c 'echo x >>"$0"; exit 1' log 2>err 3>&- &
 	pid=$!
 	started "$pid"
@@ -881,7 +881,7 @@ term_during_wait() {
 	wait_for ready 100
 	local start rc=0
 	start=$(now_ms)
-	"$RETRY" -d 300ms --circuit lt touch ran 2>err 3>&- || rc=$?
+	"$RETRY" -D 300ms --circuit lt touch ran 2>err 3>&- || rc=$?
 	local elapsed=$(($(now_ms) - start))
 	kill -KILL "$holder"
 	wait "$holder" 2>/dev/null || true
@@ -928,7 +928,7 @@ term_during_wait() {
 	run -125 --separate-stderr "$RETRY" --circuit x --cool 0 touch ran
 	expect_stderr "retry: --cool '0': must be greater than 0"
 	run -125 --separate-stderr "$RETRY" --splay x touch ran
-	expect_stderr "retry: --splay 'x': invalid duration"
+	expect_stderr "retry: --splay 'x': invalid duration (a number and a unit, ms, s, m or h, or several, as in 1m30s)"
 	[ ! -e ran ]
 	[ ! -e state ]
 	run -0 "$RETRY" --circuit x --budget 1000/1s true

@@ -201,7 +201,7 @@ _fakecmd() {
 @test "bash: nothing, not even file names, for durations, numbers, codes, keys" {
 	source "$COMPDIR/retry.bash"
 	local opt
-	for opt in -n --attempts -d --deadline -t --timeout -k --kill-after \
+	for opt in -n --attempts -D --deadline -T --timeout -k --kill-after \
 	    -b --base -f --factor -c --cap --max-delay --seed -o --on \
 	    -x --stop-on -K --key; do
 		bash_expect "retry $opt "
@@ -377,7 +377,7 @@ EOF
 	need_zsh
 	run zsh_complete 'retry --ji' 'retry -' 'retry --jitter ' \
 	    'retry --jitter=' 'retry -q -j ' 'retry --signal ' 'retry -n ' \
-	    'retry -t 1 --max' 'retry -h -' 'retry -jf'
+	    'retry -T 1 --max' 'retry -h -' 'retry -jf'
 	[ "$status" -ne 77 ] || skip "zsh has no zsh/zpty module"
 	[ "$status" -eq 0 ]
 	split_blocks

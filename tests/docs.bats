@@ -16,11 +16,23 @@ rendered() {
 	fi | sed "s/.$bs//g"
 }
 
+# Other tools' options that retry.1 names (Coming from another retry): the
+# ones retry refuses, and curl's.
+# And the mistyped ones of DIAGNOSTICS.
+FOREIGN='--atempts --delay --max-time --message --retry --retry-delay --retry-max-time --times --until --ver --while'
+
 @test "every long option in --help is in retry.1, and every one in retry.1 is in --help" {
 	help=$("$RETRY" --help | grep -o -- '--[a-z][a-z0-9-]\+' | sort -u)
-	page=$(rendered | grep -o -- '--[a-z][a-z0-9-]\+' | sort -u)
+	page=$(rendered | grep -o -- '--[a-z][a-z0-9-]\+' | sort -u |
+	    grep -vxF -f <(tr ' ' '\n' <<<"$FOREIGN"))
 	[ -n "$help" ]
 	[ "$help" = "$page" ]
+	# Each of the refused ones is refused.
+	local o
+	for o in --delay --message --times --until --while; do
+		run -125 "$RETRY" "$o" 1 true
+		[[ $output == "retry: $o is a "* ]]
+	done
 }
 
 @test "every short option in --help is in the SYNOPSIS of retry.1" {

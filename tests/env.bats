@@ -87,16 +87,57 @@ now_s() {
 	[ "$output" = mine ]
 }
 
-@test "an inherited RETRY_IDEMPOTENCY_KEY is kept" {
+UUID8='^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
+
+# derived KEY ARG...: the key a nested run derives, computed here with
+# sha256sum: UUID version 8 of SHA-256(namespace, KEY, each ARG, NUL after each).
+derived() {
+	local key=$1 hex arg
+	shift
+	hex=$({
+		printf '\x6f\x1c\x0a\x3e\x8d\x2b\x4f\x5e\x9a\x77\x3c\x1e\x2b\x4d\x5a\x60'
+		printf '%s\0' "$key"
+		for arg in "$@"; do
+			printf '%s\0' "$arg"
+		done
+	} | sha256sum | cut -c 1-32)
+	printf '%s-%s-8%s-%x%s-%s\n' "${hex:0:8}" "${hex:8:4}" "${hex:13:3}" \
+	    $(((0x${hex:16:1} & 3) | 8)) "${hex:17:3}" "${hex:20:12}"
+}
+
+@test "a nested run derives its key from the inherited one and its command line (UUID v8, SHA-256)" {
 	run -0 env RETRY_IDEMPOTENCY_KEY=from-outside \
 	    "$RETRY" -q -b 10ms flaky "$state" 1
-	[ "$(cat "$state")" = "$(printf '1 from-outside\n2 from-outside')" ]
-	# A nested retry passes the outer run's key on.
-	run -0 "$RETRY" -n1 sh -c 'echo "$RETRY_IDEMPOTENCY_KEY"
-		"$0" -n1 sh -c "echo \"\$RETRY_IDEMPOTENCY_KEY\""' "$RETRY"
-	[ "${#lines[@]}" -eq 2 ]
-	[[ ${lines[0]} =~ $UUID4 ]]
-	[ "${lines[1]}" = "${lines[0]}" ]
+	local want
+	want=$(derived from-outside flaky "$state" 1)
+	[[ $want =~ $UUID8 ]]
+	[ "$(cat "$state")" = "$(printf '1 %s\n2 %s' "$want" "$want")" ]
+}
+
+@test "nested runs: different inner commands get different keys, the same one the same key in every outer attempt" {
+	cd "$BATS_TEST_TMPDIR"
+	# An outer run of two attempts, each running three inner runs.
+	run -1 "$RETRY" -n 2 -b 10ms sh -c '
+		echo "outer $RETRY_IDEMPOTENCY_KEY" >>keys
+		for order in 1 2 3; do
+			"$0" -n1 sh -c "echo \"order-$order \$RETRY_IDEMPOTENCY_KEY\" >>keys" 
+		done
+		# Two identical inner commands, told apart with -K.
+		"$0" -n1 -K "$RETRY_IDEMPOTENCY_KEY-step2" sh -c "echo \"step2 \$RETRY_IDEMPOTENCY_KEY\" >>keys"
+		exit 1' "$RETRY"
+	cat keys
+	local outer
+	outer=$(awk '$1 == "outer" { print $2; exit }' keys)
+	[[ $outer =~ $UUID4 ]]
+	# Three different keys for three orders, none the outer one.
+	[ "$(awk '$1 ~ /^order-/ { print $2 }' keys | sort -u | wc -l)" -eq 3 ]
+	! grep -q "^order-[0-9] $outer$" keys
+	# The same in both outer attempts.
+	[ "$(grep -c '^order-1 ' keys)" -eq 2 ]
+	[ "$(awk '$1 == "order-1" { print $2 }' keys | sort -u | wc -l)" -eq 1 ]
+	[ "$(awk '$1 == "order-1" { print $2; exit }' keys)" = \
+	    "$(derived "$outer" sh -c "echo \"order-1 \$RETRY_IDEMPOTENCY_KEY\" >>keys")" ]
+	[ "$(awk '$1 == "step2" { print $2; exit }' keys)" = "$outer-step2" ]
 }
 
 @test "an empty inherited RETRY_IDEMPOTENCY_KEY gets a new UUID" {
@@ -108,15 +149,15 @@ now_s() {
 @test "RETRY_DEADLINE is there only with a deadline" {
 	run -0 "$RETRY" -n1 sh -c 'echo "${RETRY_DEADLINE-unset}"'
 	[ "$output" = unset ]
-	run -0 "$RETRY" -n1 -t 10s sh -c 'echo "${RETRY_DEADLINE-unset}"'
+	run -0 "$RETRY" -n1 -T 10s sh -c 'echo "${RETRY_DEADLINE-unset}"'
 	[ "$output" = unset ]
-	run -0 "$RETRY" -n1 -d 10s sh -c 'echo "${RETRY_DEADLINE-unset}"'
+	run -0 "$RETRY" -n1 -D 10s sh -c 'echo "${RETRY_DEADLINE-unset}"'
 	[ "$output" != unset ]
 }
 
 @test "RETRY_DEADLINE is Unix seconds with 3 decimals, now + the deadline" {
 	before=$(now_s)
-	run -0 --separate-stderr "$RETRY" -d 10s sh -c 'echo "$RETRY_DEADLINE"'
+	run -0 --separate-stderr "$RETRY" -D 10s sh -c 'echo "$RETRY_DEADLINE"'
 	after=$(now_s)
 	[[ $output =~ ^[0-9]+\.[0-9]{3}$ ]]
 	# Cut or rounded to the millisecond: within 1ms of the true instant.
@@ -134,7 +175,7 @@ now_s() {
 }
 
 @test "RETRY_DEADLINE is the same for every attempt" {
-	run -0 "$RETRY" -q -d 10s -b 10ms -c 20ms \
+	run -0 "$RETRY" -q -D 10s -b 10ms -c 20ms \
 	    sh -c 'echo "$RETRY_DEADLINE"; [ "$RETRY_ATTEMPT" -ge 3 ]'
 	[ "${#lines[@]}" -eq 3 ]
 	[ "${lines[1]}" = "${lines[0]}" ]
@@ -145,7 +186,7 @@ now_s() {
 	out=$BATS_TEST_TMPDIR/seen
 	before=$(now_s)
 	start=$(now_ms)
-	run -124 "$RETRY" -q -d 0.3 "$RETRY" -q -d 100 \
+	run -124 "$RETRY" -q -D 0.3 "$RETRY" -q -D 100 \
 	    sh -c 'echo "$RETRY_DEADLINE" >"$0"; exec sleep 5' "$out"
 	elapsed=$(($(now_ms) - start))
 	[ "$elapsed" -lt 900 ]
@@ -165,7 +206,7 @@ now_s() {
 	before=$(now_s)
 	start=$(now_ms)
 	# -n1: the outer would retry the inner's 124 until its own deadline.
-	run -124 "$RETRY" -q -n1 -d 100 "$RETRY" -q -d 0.3 \
+	run -124 "$RETRY" -q -n1 -D 100 "$RETRY" -q -D 0.3 \
 	    sh -c 'echo "$RETRY_DEADLINE" >"$0"; exec sleep 5' "$out"
 	elapsed=$(($(now_ms) - start))
 	[ "$elapsed" -lt 900 ]
@@ -176,7 +217,7 @@ now_s() {
 @test "a RETRY_DEADLINE from the environment bounds the run like an outer retry" {
 	when=$(now_s | awk '{ printf "%.3f", $1 + 0.5 }')
 	start=$(now_ms)
-	run -124 env RETRY_DEADLINE="$when" "$RETRY" -q -d 100 \
+	run -124 env RETRY_DEADLINE="$when" "$RETRY" -q -D 100 \
 	    sh -c 'echo "$RETRY_DEADLINE"; exec sleep 5'
 	elapsed=$(($(now_ms) - start))
 	[ "$output" = "$when" ]
@@ -204,7 +245,7 @@ env_of() {
 	    RETRY_TEST_EQUALS='a=b=c' RETRY_OTHER=kept
 	env_of "$dir/direct"
 	env_of "$dir/retried" "$RETRY"
-	env_of "$dir/deadline" "$RETRY" -q -n 3 -d 10s -t 5s -K key -b 10ms
+	env_of "$dir/deadline" "$RETRY" -q -n 3 -D 10s -T 5s -K key -b 10ms
 	[ -s "$dir/direct" ]
 	grep -qx 'declare -x RETRY_OTHER="kept"' "$dir/direct"
 	cmp "$dir/direct" "$dir/retried"
@@ -213,7 +254,7 @@ env_of() {
 	run -0 "$RETRY" env
 	[ "$(grep -o '^RETRY_[A-Z_]*=' <<<"$output" | grep -v -e OTHER -e TEST | sort |
 	    tr '\n' ' ')" = "RETRY_AFTER_FILE= RETRY_ATTEMPT= RETRY_IDEMPOTENCY_KEY= RETRY_MAX_ATTEMPTS= " ]
-	run -0 "$RETRY" -d 10s env
+	run -0 "$RETRY" -D 10s env
 	[ "$(grep -o '^RETRY_[A-Z_]*=' <<<"$output" | grep -v -e OTHER -e TEST | sort |
 	    tr '\n' ' ')" = "RETRY_AFTER_FILE= RETRY_ATTEMPT= RETRY_DEADLINE= RETRY_IDEMPOTENCY_KEY= RETRY_MAX_ATTEMPTS= " ]
 }

@@ -56,7 +56,7 @@ term_and_time() {
 }
 
 @test "a FIFO that an attempt leaves at RETRY_AFTER_FILE holds retry neither after the attempt nor before the next" {
-	run -1 --separate-stderr "$RETRY" -v -d 5 -n 3 -b 10ms sh -c '
+	run -1 --separate-stderr "$RETRY" -v -D 5 -n 3 -b 10ms sh -c '
 		rm -f "$RETRY_AFTER_FILE"; mkfifo "$RETRY_AFTER_FILE"; exit 1'
 	[ "$(grep -c 'Retry-After hint not used: not a regular file' <<<"$stderr")" -eq 2 ]
 	[[ $stderr == *"attempt 3/3 failed with exit 1; giving up: no attempts left"* ]]

@@ -110,7 +110,7 @@ unset" ]
 	mkdir -m 700 "$XDG_RUNTIME_DIR"
 	TMPDIR=$BATS_TEST_TMPDIR/none run -0 --separate-stderr "$RETRY" -n 2 -b 10s \
 	    sh -c '[ "$RETRY_ATTEMPT" = 2 ] || { echo 20ms >"$RETRY_AFTER_FILE"; exit 1; }'
-	matches "${stderr_lines[0]}" '^retry: attempt 1/2 failed with exit 1; next in 0\.02[0-2]s \(Retry-After 0\.02s\)$'
+	matches "${stderr_lines[0]}" '^retry: attempt 1/2 failed with exit 1; next in 0\.02[0-2]s \(Retry-After 0\.020s\)$'
 }
 
 @test "a private directory that another user owns, or open to others, is not used" {

@@ -8,7 +8,7 @@ stubborn='trap "" TERM; echo started >>"$0"; while :; do sleep 0.01; done'
 @test "a child that ignores SIGTERM at its timeout is killed after --kill-after" {
 	log=$BATS_TEST_TMPDIR/log
 	start=$(now_ms)
-	run -124 "$RETRY" -q -n1 -t 50ms -k 100ms sh -c "$stubborn" "$log"
+	run -124 "$RETRY" -q -n1 -T 50ms -k 100ms sh -c "$stubborn" "$log"
 	elapsed=$(($(now_ms) - start))
 	[ "$elapsed" -ge 140 ]
 	[ "$elapsed" -lt 2000 ]
@@ -17,7 +17,7 @@ stubborn='trap "" TERM; echo started >>"$0"; while :; do sleep 0.01; done'
 @test "a child that ignores SIGTERM at the deadline: 124, overrun bounded by --kill-after" {
 	log=$BATS_TEST_TMPDIR/log
 	start=$(now_ms)
-	run -124 "$RETRY" -d 200ms -k 100ms sh -c "$stubborn" "$log"
+	run -124 "$RETRY" -D 200ms -k 100ms sh -c "$stubborn" "$log"
 	elapsed=$(($(now_ms) - start))
 	[ "$elapsed" -ge 290 ]
 	# deadline + kill-after + process start-up and a loaded machine's slack
@@ -27,14 +27,14 @@ stubborn='trap "" TERM; echo started >>"$0"; while :; do sleep 0.01; done'
 	# By retry's own clock, which leaves out its start-up: past the
 	# deadline by --kill-after and a few ms (1 to 5 here; up to 200 for a
 	# loaded machine).
-	run -124 --separate-stderr "$RETRY" -v -d 200ms -k 100ms sh -c "$stubborn" "$log"
+	run -124 --separate-stderr "$RETRY" -v -D 200ms -k 100ms sh -c "$stubborn" "$log"
 	[[ ${stderr_lines[-1]} =~ ^retry:\ 1\ attempt\ in\ ([0-9]+)\.([0-9]{3})s, ]]
 	between "$((BASH_REMATCH[1] * 1000 + 10#${BASH_REMATCH[2]}))" 300 500
 }
 
 @test "grandchildren that ignore SIGTERM die with a timed-out attempt" {
 	pids=$BATS_TEST_TMPDIR/pids
-	run -124 "$RETRY" -q -n1 -t 100ms -k 50ms sh -c '
+	run -124 "$RETRY" -q -n1 -T 100ms -k 50ms sh -c '
 		sh -c "trap \"\" TERM; while :; do sleep 0.01; done" & echo $! >>"$0"
 		sleep 0.01 & echo $! >>"$0"; wait' "$pids"
 	for pid in $(cat "$pids"); do
@@ -189,5 +189,5 @@ retry: attempt 2/2 failed with exit 3; giving up: no attempts left" ]
 @test "a duration whose digits overflow 64 bits is refused (found by the fuzzer)" {
 	value=$(cat "$BATS_TEST_DIRNAME/fuzz/corpus/duration/crash-multiply-overflow")
 	run --separate-stderr -125 "$RETRY" -b "$value" true
-	[ "$stderr" = "retry: -b '$value': duration too large" ]
+	[ "$stderr" = "retry: -b '$value': duration too large (at most about 31 years)" ]
 }

@@ -282,7 +282,7 @@ retry: attempt 2/5 failed with exit 3; giving up: status 3 is not retryable"
 	# A circuit that opens for longer than the deadline allows.
 	rc=0
 	RETRY_STATE_DIR=$PWD/state "$RETRY" -O --circuit dup --trip 1 --cool 10s \
-	    -d 5s -b 10ms -j none sh -c 'echo "out-$RETRY_ATTEMPT"; exit 1' \
+	    -D 5s -b 10ms -j none sh -c 'echo "out-$RETRY_ATTEMPT"; exit 1' \
 	    >out 2>err || rc=$?
 	[ "$rc" -eq 75 ]
 	[ "$(cat out)" = "" ]
@@ -290,7 +290,7 @@ retry: attempt 2/5 failed with exit 3; giving up: status 3 is not retryable"
 }
 
 @test "--buffer-stdout: an attempt that the deadline makes the last has its output on stdout" {
-	run -3 --separate-stderr "$RETRY" -O -d 2s -b 10ms sh -c \
+	run -3 --separate-stderr "$RETRY" -O -D 2s -b 10ms sh -c \
 	    'echo "out $RETRY_ATTEMPT"; echo 10 >"$RETRY_AFTER_FILE"; exit 3'
 	[ "$output" = "out 1" ]
 	[[ $stderr =~ ^retry:\ attempt\ 1/5\ failed\ with\ exit\ 3\;\ giving\ up:\ a\ delay\ of\ 1[01]\.[0-9]{3}s\ would\ pass\ the\ deadline$ ]]
@@ -428,7 +428,7 @@ hinted() {
 @test "a hint in seconds replaces the backoff: the delay is the hint plus up to 10 %" {
 	hinted 0.2 -b 10s
 	between "$ms" 200 220
-	[ "$note" = " (Retry-After 0.2s)" ]
+	[ "$note" = " (Retry-After 0.200s)" ]
 	between "$took" "$ms" $((ms + 3000))
 }
 
@@ -438,7 +438,7 @@ hinted() {
 	[ "${#stderr_lines[@]}" -eq 10 ]
 	seen=()
 	for i in 0 1 2 3 4 5 6 7 8; do
-		[[ ${stderr_lines[i]} =~ ^retry:\ attempt\ $((i + 1))/10\ failed\ with\ exit\ 1\;\ next\ in\ 0\.([0-9]{3})s\ \(Retry-After\ 0\.1s\)$ ]]
+		[[ ${stderr_lines[i]} =~ ^retry:\ attempt\ $((i + 1))/10\ failed\ with\ exit\ 1\;\ next\ in\ 0\.([0-9]{3})s\ \(Retry-After\ 0\.100s\)$ ]]
 		between $((10#${BASH_REMATCH[1]})) 100 110
 		seen+=("${BASH_REMATCH[1]}")
 	done
@@ -446,13 +446,13 @@ hinted() {
 	[ "$(printf '%s\n' "${seen[@]}" | sort -u | wc -l)" -gt 1 ]
 	hinted 150ms -b 10s
 	between "$ms" 150 165
-	[ "$note" = " (Retry-After 0.15s)" ]
+	[ "$note" = " (Retry-After 0.150s)" ]
 }
 
 @test "a hint with white space around it" {
 	hinted $' \t 0.2 \r\n\n' -b 10s
 	between "$ms" 200 220
-	[ "$note" = " (Retry-After 0.2s)" ]
+	[ "$note" = " (Retry-After 0.200s)" ]
 }
 
 @test "a hint as an HTTP-date" {
@@ -465,15 +465,15 @@ hinted() {
 }
 
 @test "a hint beyond the cap is cut to the cap, and the message says so" {
-	hinted 5s -b 100ms -c 300ms -d 10s	# the cap; the deadline is further
+	hinted 5s -b 100ms -c 300ms -D 10s	# the cap; the deadline is further
 	[ "$ms" -eq 300 ]
-	[ "$note" = " (Retry-After 5s, cut to the cap 0.3s)" ]
+	[ "$note" = " (Retry-After 5.000s, cut to the cap 0.300s)" ]
 	between "$took" 300 3300
 }
 
 @test "a hint beyond the deadline ends the run at once, as a too-long delay would" {
 	t0=$(now_ms)
-	run -3 --separate-stderr "$RETRY" -d 5s -b 10ms sh -c \
+	run -3 --separate-stderr "$RETRY" -D 5s -b 10ms sh -c \
 	    'echo "$RETRY_ATTEMPT" >>count; echo 10 >"$RETRY_AFTER_FILE"; exit 3'
 	took=$(($(now_ms) - t0))
 	[ "$(cat count)" = 1 ]
@@ -481,7 +481,7 @@ hinted() {
 	between "$took" 0 4000	# neither the hint nor the deadline waited for
 	# Also when the cap is shorter: the server will not take it sooner.
 	rm -f count
-	run -3 --separate-stderr "$RETRY" -d 5s -b 10ms -c 50ms sh -c \
+	run -3 --separate-stderr "$RETRY" -D 5s -b 10ms -c 50ms sh -c \
 	    'echo "$RETRY_ATTEMPT" >>count; echo 10 >"$RETRY_AFTER_FILE"; exit 3'
 	[ "$(cat count)" = 1 ]
 	[[ $stderr =~ ^retry:\ attempt\ 1/5\ failed\ with\ exit\ 3\;\ giving\ up:\ a\ delay\ of\ 1[01]\.[0-9]{3}s\ would\ pass\ the\ deadline$ ]]
@@ -500,7 +500,7 @@ hinted() {
 		printf '%s\n' "$stderr"
 		[ "${stderr_lines[1]}" = "retry: Retry-After hint not used: $why" ]
 		[ "${stderr_lines[2]}" = "retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
-		[ "${stderr_lines[3]}" = "retry: drew 0.01s from [0.01s, 0.01s]: none jitter, step 0.01s" ]
+		[ "${stderr_lines[3]}" = "retry: drew 0.010s from [0.010s, 0.010s]: none jitter, step 0.010s" ]
 	done
 }
 
@@ -512,15 +512,35 @@ hinted() {
 		printf '%s\n' "$stderr"
 		[ "${#stderr_lines[@]}" -eq 5 ]
 		[ "${stderr_lines[1]}" = "retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
-		[ "${stderr_lines[2]}" = "retry: drew 0.01s from [0.01s, 0.01s]: none jitter, step 0.01s" ]
+		[ "${stderr_lines[2]}" = "retry: drew 0.010s from [0.010s, 0.010s]: none jitter, step 0.010s" ]
 	done
+}
+
+@test "a hint file of headers, as curl -D writes them through a redirect: the last Retry-After counts" {
+	local dump='HTTP/1.1 301 Moved Permanently\r\nLocation: /next\r\nRetry-After: 5\r\n\r\nHTTP/1.1 429 Too Many Requests\r\nretry-after: 0.05\r\nContent-Length: 0\r\n\r\n'
+	run -0 --separate-stderr "$RETRY" -n 2 -b 10s sh -c '
+		[ "$RETRY_ATTEMPT" = 2 ] || { printf "$1" >"$RETRY_AFTER_FILE"; exit 1; }' sh "$dump"
+	matches "${stderr_lines[0]}" '^retry: attempt 1/2 failed with exit 1; next in 0\.05[0-5]s \(Retry-After 0\.050s\)$'
+}
+
+@test "values a line each (a wrapper's sed through a redirect): the last that is a hint counts" {
+	run -0 --separate-stderr "$RETRY" -n 2 -b 10s sh -c '
+		[ "$RETRY_ATTEMPT" = 2 ] || { printf "3\n0.05\nlater\n" >"$RETRY_AFTER_FILE"; exit 1; }'
+	matches "${stderr_lines[0]}" '^retry: attempt 1/2 failed with exit 1; next in 0\.05[0-5]s \(Retry-After 0\.050s\)$'
+}
+
+@test "headers without a Retry-After are no hint, and -v says so" {
+	run -0 --separate-stderr "$RETRY" -v -n 2 -b 10ms -j none sh -c '
+		[ "$RETRY_ATTEMPT" = 2 ] || { printf "HTTP/1.1 500 Oops\r\nContent-Type: text/plain\r\n\r\n" >"$RETRY_AFTER_FILE"; exit 1; }'
+	[ "${stderr_lines[1]}" = "retry: Retry-After hint not used: no Retry-After header" ]
+	[ "${stderr_lines[2]}" = "retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
 }
 
 @test "after a hint the backoff keeps counting: the next delay is the schedule's" {
 	run -1 --separate-stderr "$RETRY" -n 3 -b 10ms -j none sh -c '
 		[ "$RETRY_ATTEMPT" = 1 ] && echo 50ms >"$RETRY_AFTER_FILE"
 		exit 1'
-	[[ ${stderr_lines[0]} =~ ^retry:\ attempt\ 1/3\ failed\ with\ exit\ 1\;\ next\ in\ 0\.05[0-5]s\ \(Retry-After\ 0\.05s\)$ ]]
+	[[ ${stderr_lines[0]} =~ ^retry:\ attempt\ 1/3\ failed\ with\ exit\ 1\;\ next\ in\ 0\.05[0-5]s\ \(Retry-After\ 0\.050s\)$ ]]
 	[ "${stderr_lines[1]}" = "retry: attempt 2/3 failed with exit 1; next in 0.020s" ]
 }
 
@@ -529,7 +549,7 @@ hinted() {
 	    'echo 20ms >"$RETRY_AFTER_FILE"; exit 1'
 	[ "${#stderr_lines[@]}" -eq 4 ]
 	[[ ${stderr_lines[0]} == "retry: policy: "* ]]
-	[[ ${stderr_lines[1]} =~ ^retry:\ attempt\ 1/2\ failed\ with\ exit\ 1\;\ next\ in\ 0\.02[0-2]s\ \(Retry-After\ 0\.02s\)$ ]]
+	[[ ${stderr_lines[1]} =~ ^retry:\ attempt\ 1/2\ failed\ with\ exit\ 1\;\ next\ in\ 0\.02[0-2]s\ \(Retry-After\ 0\.020s\)$ ]]
 	[ "${stderr_lines[2]}" = "retry: attempt 2/2 failed with exit 1; giving up: no attempts left" ]
 	[[ ${stderr_lines[3]} == "retry: 2 attempts in "* ]]
 }
@@ -694,7 +714,22 @@ after-go" ]
 @test "matched output to a reader that has gone: the child's pipe closes too" {
 	run -0 timeout 10 sh -c '"$1" --on-output x -n 1 yes 2>err | head -n1' sh "$RETRY"
 	[ "$output" = y ]
-	[ "$(cat err)" = "retry: attempt 1/1 killed by SIGPIPE; giving up: no attempts left" ]
+	[ "$(cat err)" = "retry: attempt 1/1 killed by SIGPIPE; giving up: the reader of the output has gone" ]
+}
+
+@test "an attempt killed by SIGPIPE because retry's reader has gone is not retried: no one to retry for" {
+	run -0 timeout 10 sh -c '"$1" -b 10ms yes 2>err | head -n1' sh "$RETRY"
+	[ "$output" = y ]
+	[ "$(cat err)" = "retry: attempt 1/5 killed by SIGPIPE; giving up: the reader of the output has gone" ]
+	# Also an attempt that says so with status 141, as a shell does.
+	run -0 timeout 10 sh -c '"$1" -b 10ms sh -c "yes; exit 141" 2>err | head -n1' sh "$RETRY"
+	[ "$(cat err)" = "retry: attempt 1/5 failed with exit 141; giving up: the reader of the output has gone" ]
+}
+
+@test "a SIGPIPE from elsewhere (a socket, a pipe of the attempt's own) is still retried" {
+	# retry's own output has a reader; the attempt's pipe does not.
+	run -141 --separate-stderr "$RETRY" -n 2 -b 10ms -j none sh -c 'kill -PIPE $$'
+	[ "${stderr_lines[0]}" = "retry: attempt 1/2 killed by SIGPIPE; next in 0.010s" ]
 }
 
 @test "without -O, --on-output and --stop-on-output retry leaves the child's stdin, stdout and stderr alone" {
@@ -766,15 +801,15 @@ outcome() {
 @test "--report: the outcomes, and attempts that timed out or were killed" {
 	[ "$(outcome true)" = '"outcome": "success" "exit_status": 0 ' ]
 	[ "$(outcome -n 2 -b 10ms false)" = '"outcome": "attempts_exhausted" "exit_status": 1 ' ]
-	[ "$(outcome -d 2s -b 10ms sh -c 'echo 10 >$RETRY_AFTER_FILE; exit 4')" = \
+	[ "$(outcome -D 2s -b 10ms sh -c 'echo 10 >$RETRY_AFTER_FILE; exit 4')" = \
 	    '"outcome": "deadline" "exit_status": 4 ' ]
-	[ "$(outcome -d 200ms -b 10ms sleep 5)" = '"outcome": "deadline" "exit_status": 124 ' ]
+	[ "$(outcome -D 200ms -b 10ms sleep 5)" = '"outcome": "deadline" "exit_status": 124 ' ]
 	[ "$(outcome -x 3 -b 10ms sh -c 'exit 3')" = '"outcome": "not_retryable" "exit_status": 3 ' ]
 	[ "$(outcome --stop-on-output no -b 10ms sh -c 'echo no; exit 1')" = \
 	    '"outcome": "not_retryable" "exit_status": 1 ' ]
 	[ "$(outcome ./no-such-command)" = '"outcome": "not_retryable" "exit_status": 127 ' ]
 
-	outcome -n 1 -t 100ms sleep 5
+	outcome -n 1 -T 100ms sleep 5
 	grep -q '"attempt": 1, .*"status": 124, "signal": "SIGTERM", "timed_out": true, "error": null, "delay": null' r.json
 	outcome -n 1 sh -c 'kill -USR1 $$'
 	grep -q '"attempt": 1, .*"status": 138, "signal": "SIGUSR1", "timed_out": false, "error": null, "delay": null' r.json

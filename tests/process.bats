@@ -86,7 +86,7 @@ cpu_ticks() {
 @test "--deadline cuts a long delay short; the status is the last attempt's" {
 	local t0
 	t0=$(now_ms)
-	run -3 --separate-stderr "$RETRY" -b 10s -d 0.3 flaky st 10 3
+	run -3 --separate-stderr "$RETRY" -b 10s -D 0.3 flaky st 10 3
 	within "$t0" 0 1999
 	[ "$(attempts st)" -eq 1 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
@@ -100,7 +100,7 @@ cpu_ticks() {
 	t0=$(now_ms)
 	# Delays 100 and 200 ms end before 650 ms; the third, 400 ms, would
 	# not, since the third attempt starts after 300 ms.
-	run -1 --separate-stderr "$RETRY" -j none -b 100ms -d 0.65 flaky st 10
+	run -1 --separate-stderr "$RETRY" -j none -b 100ms -D 0.65 flaky st 10
 	within "$t0" 300 1999
 	[ "$(attempts st)" -eq 3 ]
 	expect_stderr "retry: attempt 1/5 failed with exit 1; next in 0.100s
@@ -110,15 +110,15 @@ retry: attempt 3/5 failed with exit 1; giving up: a delay of 0.400s would pass t
 
 @test "an attempt timed out before the deadline, then no time for a delay: 124" {
 	# Equal jitter: the delay is at least 0.5 s, more than is left.
-	run -124 --separate-stderr "$RETRY" -t 0.1 -d 0.4 -b 1s sh -c 'echo x >>st; sleep 5'
+	run -124 --separate-stderr "$RETRY" -T 0.1 -D 0.4 -b 1s sh -c 'echo x >>st; sleep 5'
 	[ "$(attempts st)" -eq 1 ]
 	matches "$stderr" \
-	    '^retry: attempt 1/5 timed out after 0\.1s; giving up: a delay of (0\.[5-9][0-9]{2}|1\.000)s would pass the deadline$'
+	    '^retry: attempt 1/5 timed out after 0\.100s; giving up: a delay of (0\.[5-9][0-9]{2}|1\.000)s would pass the deadline$'
 }
 
 @test "an attempt still running at the deadline is stopped: 124, and no attempt follows" {
 	local t0 opts
-	for opts in "-d 0.2" "-d 0.2 -t 10s"; do
+	for opts in "-D 0.2" "-D 0.2 -T 10s"; do
 		rm -f st
 		t0=$(now_ms)
 		# shellcheck disable=SC2086
@@ -133,32 +133,32 @@ retry: attempt 3/5 failed with exit 1; giving up: a delay of 0.400s would pass t
 @test "--timeout stops a long attempt; it is retried by default, and 124 ends the run" {
 	local t0
 	t0=$(now_ms)
-	run -124 --separate-stderr "$RETRY" -n 2 -t 0.1 -j none -b 10ms \
+	run -124 --separate-stderr "$RETRY" -n 2 -T 0.1 -j none -b 10ms \
 	    sh -c 'echo x >>st; sleep 5; echo late >>st'
 	within "$t0" 200 1999
 	[ "$(attempts st)" -eq 2 ]
-	expect_stderr "retry: attempt 1/2 timed out after 0.1s; next in 0.010s
-retry: attempt 2/2 timed out after 0.1s; giving up: no attempts left"
+	expect_stderr "retry: attempt 1/2 timed out after 0.100s; next in 0.010s
+retry: attempt 2/2 timed out after 0.100s; giving up: no attempts left"
 }
 
 @test "--timeout: an attempt that ends in time ends the run with its own status" {
-	run -0 --separate-stderr "$RETRY" -t 0.3 -j none -b 10ms \
+	run -0 --separate-stderr "$RETRY" -T 0.3 -j none -b 10ms \
 	    sh -c 'echo x >>st; [ "$(wc -l <st)" -ge 2 ] || sleep 5'
 	[ "$(attempts st)" -eq 2 ]
-	expect_stderr "retry: attempt 1/5 timed out after 0.3s; next in 0.010s"
+	expect_stderr "retry: attempt 1/5 timed out after 0.300s; next in 0.010s"
 	rm -f st
-	run -124 --separate-stderr "$RETRY" -t 0.1 --stop-on 124 -b 1ms \
+	run -124 --separate-stderr "$RETRY" -T 0.1 --stop-on 124 -b 1ms \
 	    sh -c 'echo x >>st; sleep 5'
 	[ "$(attempts st)" -eq 1 ]
-	expect_stderr "retry: attempt 1/5 timed out after 0.1s; giving up: status 124 is not retryable"
+	expect_stderr "retry: attempt 1/5 timed out after 0.100s; giving up: status 124 is not retryable"
 }
 
 @test "--timeout kills the attempt's grandchildren too" {
-	run -124 --separate-stderr "$RETRY" -n 1 -t 0.2 \
+	run -124 --separate-stderr "$RETRY" -n 1 -T 0.2 \
 	    sh -c 'sleep 9 & echo $! >pid; wait'
 	[ -s pid ]
 	gone "$(cat pid)"
-	expect_stderr "retry: attempt 1/1 timed out after 0.2s; giving up: no attempts left"
+	expect_stderr "retry: attempt 1/1 timed out after 0.200s; giving up: no attempts left"
 }
 
 @test "nothing of a stopped attempt outlives it, not even what ignores the signal" {
@@ -166,7 +166,7 @@ retry: attempt 2/2 timed out after 0.1s; giving up: no attempts left"
 	t0=$(now_ms)
 	# The shell dies of SIGTERM at once; its child ignores SIGTERM.  retry
 	# must not leave it behind, nor wait the 10 s of --kill-after for it.
-	run -124 --separate-stderr "$RETRY" -n 1 -t 0.1 \
+	run -124 --separate-stderr "$RETRY" -n 1 -T 0.1 \
 	    sh -c '(trap "" TERM; exec sleep 9) & echo $! >pid; wait'
 	within "$t0" 80 1999
 	[ -s pid ]
@@ -177,15 +177,15 @@ retry: attempt 2/2 timed out after 0.1s; giving up: no attempts left"
 	local t0
 	t0=$(now_ms)
 	# The ignored SIGTERM is inherited by each sleep as well.
-	run -124 --separate-stderr "$RETRY" -n 1 -t 0.1 -k 0.3 \
+	run -124 --separate-stderr "$RETRY" -n 1 -T 0.1 -k 0.3 \
 	    sh -c 'trap "" TERM; echo $$ >pid; i=0; while [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done'
 	within "$t0" 380 2499
 	gone "$(cat pid)"
-	expect_stderr "retry: attempt 1/1 timed out after 0.1s; giving up: no attempts left"
+	expect_stderr "retry: attempt 1/1 timed out after 0.100s; giving up: no attempts left"
 	# -k 0: SIGKILL right away.
 	rm -f pid
 	t0=$(now_ms)
-	run -124 --separate-stderr "$RETRY" -n 1 -t 0.1 -k 0 \
+	run -124 --separate-stderr "$RETRY" -n 1 -T 0.1 -k 0 \
 	    sh -c 'trap "" TERM; echo $$ >pid; i=0; while [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done'
 	within "$t0" 80 1499
 	gone "$(cat pid)"
@@ -196,26 +196,26 @@ retry: attempt 2/2 timed out after 0.1s; giving up: no attempts left"
 	for sig in INT 2 SIGINT sigint; do
 		rm -f got got.ready
 		run -124 --separate-stderr sigrun -D "$RETRY" -n 1 \
-		    -t 0.3 -s "$sig" p-catch got
+		    -T 0.3 -s "$sig" p-catch got
 		expect_file got INT
-		expect_stderr "retry: attempt 1/1 timed out after 0.3s; giving up: no attempts left"
+		expect_stderr "retry: attempt 1/1 timed out after 0.300s; giving up: no attempts left"
 	done
 	rm -f got got.ready
-	run -124 sigrun -D "$RETRY" -n 1 -t 0.3 --signal=USR1 p-catch got
+	run -124 sigrun -D "$RETRY" -n 1 -T 0.3 --signal=USR1 p-catch got
 	expect_file got USR1
 	# By default, SIGTERM.
 	rm -f got got.ready
-	run -124 sigrun -D "$RETRY" -n 1 -t 0.3 p-catch got
+	run -124 sigrun -D "$RETRY" -n 1 -T 0.3 p-catch got
 	expect_file got TERM
 }
 
 @test "--signal INT at a timeout is a timeout, not an interruption: retried, 124" {
 	run -124 --separate-stderr p-how how sigrun -D "$RETRY" -n 2 \
-	    -t 0.1 -s INT -j none -b 1ms sh -c 'echo x >>st; sleep 5'
+	    -T 0.1 -s INT -j none -b 1ms sh -c 'echo x >>st; sleep 5'
 	expect_file how "exit 124"
 	[ "$(attempts st)" -eq 2 ]
-	expect_stderr "retry: attempt 1/2 timed out after 0.1s; next in 0.001s
-retry: attempt 2/2 timed out after 0.1s; giving up: no attempts left"
+	expect_stderr "retry: attempt 1/2 timed out after 0.100s; next in 0.001s
+retry: attempt 2/2 timed out after 0.100s; giving up: no attempts left"
 }
 
 @test "SIGTERM during a delay ends retry at once, by SIGTERM, with no further attempt" {
@@ -474,7 +474,7 @@ retry: attempt 2/5 failed with exit 1; next in 0.002s"
 	done
 	for i in 1 2 3 4; do
 		wait_for_text "err$i" '^retry: drew '
-		matches "$(grep '^retry: drew ' "err$i")" '^retry: drew ([0-9.]+)s from \[0s, 1s\]'
+		matches "$(grep '^retry: drew ' "err$i")" '^retry: drew ([0-9.]+)s from \[0\.000s, 1\.000s\]'
 		delays+=("${BASH_REMATCH[1]}")
 		kill -TERM "${pids[i - 1]}" 2>/dev/null || true
 	done

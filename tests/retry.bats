@@ -32,14 +32,33 @@ setup() {
 	in_band "${BASH_REMATCH[2]}" 10 20
 }
 
-@test "the default list retries 1, 2, 125, 128 and 255" {
+@test "the default list retries 1, 2, 124, 128 and 255" {
 	local s
-	for s in 1 2 125 128 255; do
+	for s in 1 2 124 128 255; do
 		rm -f st
 		run -0 --separate-stderr "$RETRY" -j none -b 1ms flaky st 1 "$s"
 		[ "$(attempts st)" -eq 2 ]
 		expect_stderr "retry: attempt 1/5 failed with exit $s; next in 0.001s"
 	done
+}
+
+@test "125, retry's own failure, is not on the default list: an outer retry does not re-run an inner one's usage error" {
+	run -125 --separate-stderr "$RETRY" -n 3 -b 1ms "$RETRY" --atempts 3 -- true
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ "${stderr_lines[0]}" = "retry: unknown option '--atempts': did you mean --attempts?" ]
+	[ "${stderr_lines[1]}" = "retry: attempt 1/3 failed with exit 125; giving up: status 125 is not retryable" ]
+}
+
+@test "with -o 0, a success on the last attempt is not given up" {
+	run -0 --separate-stderr "$RETRY" -o 0 -n 3 -b 1ms -j none true
+	[ "${stderr_lines[2]}" = "retry: attempt 3/3 succeeded; no attempts left" ]
+}
+
+@test "a command not found with a later '--' says that options end at the first operand" {
+	run -127 --separate-stderr "$RETRY" -D 5 mins -- true
+	expect_stderr "retry: cannot run 'mins': No such file or directory (options end at the first operand: a value has no spaces)"
+	run -127 --separate-stderr "$RETRY" no-such-command
+	expect_stderr "retry: cannot run 'no-such-command': No such file or directory"
 }
 
 @test "a status not on the list ends the run at once, with that status" {
@@ -233,11 +252,11 @@ retry: attempt 2/2 killed by SIGUSR1; giving up: no attempts left"
 	    --on 1-10 -x 5 flaky st 10
 	[ "$output" = "" ]
 	[ "${#stderr_lines[@]}" -eq 7 ]
-	[ "${stderr_lines[0]}" = "retry: policy: 3 attempts (0: no limit), delay 0.01s x 2 up to 30s with none jitter, retry on 1-4,6-10, timeout none, deadline none, key k1" ]
+	[ "${stderr_lines[0]}" = "retry: policy: 3 attempts (0: no limit), delay 0.010s x 2 up to 30.000s with none jitter, retry on 1-4,6-10, timeout none, deadline none, key k1" ]
 	[ "${stderr_lines[1]}" = "retry: attempt 1/3 failed with exit 1; next in 0.010s" ]
-	[ "${stderr_lines[2]}" = "retry: drew 0.01s from [0.01s, 0.01s]: none jitter, step 0.01s" ]
+	[ "${stderr_lines[2]}" = "retry: drew 0.010s from [0.010s, 0.010s]: none jitter, step 0.010s" ]
 	[ "${stderr_lines[3]}" = "retry: attempt 2/3 failed with exit 1; next in 0.020s" ]
-	[ "${stderr_lines[4]}" = "retry: drew 0.02s from [0.02s, 0.02s]: none jitter, step 0.02s" ]
+	[ "${stderr_lines[4]}" = "retry: drew 0.020s from [0.020s, 0.020s]: none jitter, step 0.020s" ]
 	[ "${stderr_lines[5]}" = "retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 	matches "${stderr_lines[6]}" \
 	    '^retry: 3 attempts in ([0-9]+\.[0-9]{3})s, ([0-9]+\.[0-9]{3})s asleep; stopped: attempts used up$'
@@ -247,10 +266,10 @@ retry: attempt 2/2 killed by SIGUSR1; giving up: no attempts left"
 }
 
 @test "-v on success: the summary says so" {
-	run -0 --separate-stderr "$RETRY" -v -K k2 -j none -b 1ms -t 1m -d 1h \
+	run -0 --separate-stderr "$RETRY" -v -K k2 -j none -b 1ms -T 1m -D 1h \
 	    flaky st 1
 	[ "${#stderr_lines[@]}" -eq 4 ]
-	[ "${stderr_lines[0]}" = "retry: policy: 5 attempts (0: no limit), delay 0.001s x 2 up to 30s with none jitter, retry on 1-125,128-255, timeout 60s, deadline 3600s, key k2" ]
+	[ "${stderr_lines[0]}" = "retry: policy: 5 attempts (0: no limit), delay 0.001s x 2 up to 30.000s with none jitter, retry on 1-124,128-255, timeout 60.000s, deadline 3600.000s, key k2" ]
 	[ "${stderr_lines[1]}" = "retry: attempt 1/5 failed with exit 1; next in 0.001s" ]
 	[ "${stderr_lines[2]}" = "retry: drew 0.001s from [0.001s, 0.001s]: none jitter, step 0.001s" ]
 	matches "${stderr_lines[3]}" \
@@ -260,10 +279,10 @@ retry: attempt 2/2 killed by SIGUSR1; giving up: no attempts left"
 @test "-v shows the jitter band of each delay" {
 	run -1 --separate-stderr "$RETRY" -v -n 2 -j full -b 10ms false
 	matches "${stderr_lines[2]}" \
-	    '^retry: drew 0\.[0-9]+s from \[0s, 0\.01s\]: full jitter, step 0\.01s$'
+	    '^retry: drew 0\.[0-9]+s from \[0\.000s, 0\.010s\]: full jitter, step 0\.010s$'
 	run -1 --separate-stderr "$RETRY" -v -n 2 -j equal -b 10ms false
 	matches "${stderr_lines[2]}" \
-	    '^retry: drew 0\.[0-9]+s from \[0\.005s, 0\.01s\]: equal jitter, step 0\.01s$'
+	    '^retry: drew 0\.[0-9]+s from \[0\.005s, 0\.010s\]: equal jitter, step 0\.010s$'
 }
 
 @test "-v says when the cap cut the step" {

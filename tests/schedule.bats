@@ -180,25 +180,25 @@ check_schedule() {
 
 @test "dry run stops before a delay that would reach the deadline" {
 	# 1 + 2 + 4 ends exactly at 7s: that delay is not taken.
-	run -0 "$RETRY" --dry-run -j none -n 20 -d 7s
+	run -0 "$RETRY" --dry-run -j none -n 20 -D 7s
 	[ "$output" = "$(printf '2\t1.000\t1.000\n3\t2.000\t3.000')" ]
-	run -0 "$RETRY" --dry-run -j none -n 20 -d 7.001s
+	run -0 "$RETRY" --dry-run -j none -n 20 -D 7.001s
 	[ "$output" = "$(printf '2\t1.000\t1.000\n3\t2.000\t3.000\n4\t4.000\t7.000')" ]
-	run -0 --separate-stderr "$RETRY" --dry-run -j none -n 20 -d 1s
+	run -0 --separate-stderr "$RETRY" --dry-run -j none -n 20 -D 1s
 	[ "$output" = "" ]
 	[ "$stderr" = "" ]
 	# Unlimited attempts with a deadline: 1 2 4 8 16 30 30, then 121 > 100.
-	run -0 "$RETRY" --dry-run -j none -n 0 -d 100s
+	run -0 "$RETRY" --dry-run -j none -n 0 -D 100s
 	[ "${#lines[@]}" -eq 7 ]
 	[ "${lines[6]}" = "$(printf '8\t30.000\t91.000')" ]
 	# The attempts stop it first.
-	run -0 "$RETRY" --dry-run -j none -n 3 -d 100s
+	run -0 "$RETRY" --dry-run -j none -n 3 -D 100s
 	[ "${#lines[@]}" -eq 2 ]
 }
 
 @test "dry run with a jitter never reaches the deadline" {
 	for j in full equal decorrelated; do
-		run -0 "$RETRY" --dry-run -j "$j" -n 0 -b 10ms -c 100ms -d 2s
+		run -0 "$RETRY" --dry-run -j "$j" -n 0 -b 10ms -c 100ms -D 2s
 		[ "${#lines[@]}" -gt 10 ]
 		awk '$3 >= 2 { print "past the deadline: " $0; bad = 1 }
 		    END { exit bad }' <<<"$output"
@@ -213,7 +213,7 @@ check_schedule() {
 	    "$RETRY" --dry-run -j none -n 20
 	[ "$output" = "$(printf '2\t1.000\t1.000\n3\t2.000\t3.000\n4\t4.000\t7.000')" ]
 	# The earlier of --deadline and RETRY_DEADLINE counts.
-	run -0 env RETRY_DEADLINE="$when" "$RETRY" --dry-run -j none -n 20 -d 5s
+	run -0 env RETRY_DEADLINE="$when" "$RETRY" --dry-run -j none -n 20 -D 5s
 	[ "${#lines[@]}" -eq 2 ]
 }
 

@@ -200,7 +200,7 @@ need_root_and_nobody() {
 @test "a half-open record naming a live process that is not a probe holds no one" {
 	mkdir -m 700 state
 	printf 'retry-circuit 1\nstate half-open\nfailures 5\nopenings 1\nhalf-open-at 1\nprobe 1\nbudget 0 0\nretries 0\n' >state/pr
-	run -0 --separate-stderr "$RETRY" -d 3s --circuit pr touch ran
+	run -0 --separate-stderr "$RETRY" -D 3s --circuit pr touch ran
 	[ -e ran ]
 	run -0 "$RETRY" --circuit-status pr
 	[ "${lines[1]}" = "state:     closed" ]
@@ -230,7 +230,7 @@ need_root_and_nobody() {
 	echo "$first" >>kill.pids
 	wait_for_text probe/log '^start 1 '
 	# Others wait for it.
-	"$RETRY" -v -n1 -d 10s --circuit pk cb-probe probe 0 0.1 2>err2 3>&- &
+	"$RETRY" -v -n1 -D 10s --circuit pk cb-probe probe 0 0.1 2>err2 3>&- &
 	local second=$!
 	echo "$second" >>kill.pids
 	sleep 0.3
@@ -285,14 +285,14 @@ record() {
 		run -0 --separate-stderr "$RETRY" --circuit-status g
 		echo "$c: $stderr"
 		[ "$stderr" = "retry: circuit g: the record is corrupt; the next run starts it afresh" ]
-		run -0 --separate-stderr "$RETRY" -d 2s --budget 5/1m --circuit g true
+		run -0 --separate-stderr "$RETRY" -D 2s --budget 5/1m --circuit g true
 		[ "$stderr" = "retry: circuit g: the record was corrupt; it starts afresh" ]
 	done
 	# Random bytes after the first line.
 	local i
 	for i in $(seq 1 30); do
 		{ printf 'retry-circuit 1\n'; head -c $((RANDOM % 200)) /dev/urandom; } >state/g
-		run --separate-stderr "$RETRY" -d 2s -n1 --circuit g true
+		run --separate-stderr "$RETRY" -D 2s -n1 --circuit g true
 		[ "$status" -eq 0 ]
 	done
 }

@@ -8,6 +8,12 @@ load common
 # "retry: MESSAGE" as the only line on stderr, nothing on stdout, and the
 # sentinel command never runs.  (Without bats' run, which costs more than
 # retry itself in the long loops below.)
+# The reasons that name the fix.
+DUR="invalid duration (a number and a unit, ms, s, m or h, or several, as in 1m30s)"
+BIG="duration too large (at most about 31 years)"
+CODES="invalid exit status list (statuses 0 to 255 and ranges such as 75-78, joined by commas without spaces)"
+COUNT="invalid number (0 for no limit, or 1 to 2147483647)"
+
 usage_error() {
 	local want="retry: $1" out err status=0
 	shift
@@ -27,12 +33,12 @@ usage_error() {
 @test "malformed durations are usage errors for every duration option" {
 	for v in '' -1 1x 1e999 nan inf 1.2.3 5m-3s 1s1s 1m1h 1ms500ms . ms \
 	    1m30 ' 1' '1 s' 1S; do
-		usage_error "--base '$v': invalid duration" --base "$v"
+		usage_error "--base '$v': $DUR" --base "$v"
 	done
-	for opt in -b -c --cap --max-delay -d --deadline -t --timeout \
+	for opt in -b -c --cap --max-delay -D --deadline -T --timeout \
 	    -k --kill-after; do
-		for v in '' 1x 5m-3s; do
-			usage_error "$opt '$v': invalid duration" "$opt" "$v"
+		for v in '' 1x 5m-3s 5min 5mins; do
+			usage_error "$opt '$v': $DUR" "$opt" "$v"
 		done
 	done
 }
@@ -41,7 +47,7 @@ usage_error() {
 	for opt in --base --cap --deadline --timeout --kill-after; do
 		for v in 99999999999h 1000000001s 1000000000.5s 100000000000000000000 \
 		    99999999999999999999999ms; do
-			usage_error "$opt '$v': duration too large" "$opt" "$v"
+			usage_error "$opt '$v': $BIG" "$opt" "$v"
 		done
 	done
 }
@@ -50,7 +56,7 @@ usage_error() {
 	for opt in --base --cap --deadline --timeout --kill-after; do
 		for v in 9223372036854775808 9223372036854775809ms \
 		    18446744073709551617s 9999999999999999999; do
-			usage_error "$opt '$v': duration too large" "$opt" "$v"
+			usage_error "$opt '$v': $BIG" "$opt" "$v"
 		done
 	done
 }
@@ -63,7 +69,7 @@ usage_error() {
 }
 
 @test "--base, --timeout and --deadline must be greater than 0" {
-	for opt in -b --base -t --timeout -d --deadline; do
+	for opt in -b --base -T --timeout -D --deadline; do
 		usage_error "$opt '0': must be greater than 0" "$opt" 0
 	done
 	for v in 0s 0ms 0.0 0h0m0s; do
@@ -97,20 +103,19 @@ usage_error() {
 
 @test "malformed exit status lists are usage errors for --on and --stop-on" {
 	for v in 256 5-3 , 1,,2 a -1 '' 1, ,1 1-2-3 1--2 0-256 ' 1' 1.0; do
-		usage_error "--on '$v': invalid exit status list" --on "$v"
-		usage_error "-x '$v': invalid exit status list" -x "$v"
+		usage_error "--on '$v': $CODES" --on "$v"
+		usage_error "-x '$v': $CODES" -x "$v"
 	done
-	usage_error "-o '5-3': invalid exit status list" -o 5-3
-	usage_error "--stop-on '1,,2': invalid exit status list" --stop-on 1,,2
+	usage_error "-o '5-3': $CODES" -o 5-3
+	usage_error "-o '1, 2': $CODES" -o '1, 2'
+	usage_error "--stop-on '1,,2': $CODES" --stop-on 1,,2
 }
 
 @test "a malformed number of attempts is a usage error" {
 	for opt in -n --attempts; do
-		for v in -1 1.5 '' +1 ' 1' 1e3 x; do
-			usage_error "$opt '$v': invalid number" "$opt" "$v"
-		done
-		for v in 99999999999999999999 2147483648; do
-			usage_error "$opt '$v': number too large" "$opt" "$v"
+		for v in -1 1.5 '' +1 ' 1' 1e3 x 99999999999999999999 \
+		    2147483648; do
+			usage_error "$opt '$v': $COUNT" "$opt" "$v"
 		done
 	done
 }
@@ -150,11 +155,21 @@ usage_error() {
 
 @test "unknown options are usage errors, long and short" {
 	usage_error "unknown option '--bogus'" --bogus
-	usage_error "unknown option '--bogus=1'" --bogus=1
+	# The option without its value.
+	usage_error "unknown option '--bogus'" --bogus=1
 	usage_error "unknown option '-Z'" -Z
 	usage_error "unknown option '-Z'" -qZ
 	usage_error "unknown option '-Z'" -n 2 -Z
-	usage_error "ambiguous option '--ver'" --ver
+	usage_error "ambiguous option '--ver': --verbose or --version?" --ver
+}
+
+@test "a near miss of a long option says which was meant" {
+	usage_error "unknown option '--atempts': did you mean --attempts?" --atempts 3
+	usage_error "unknown option '--jiter': did you mean --jitter?" --jiter=full
+	usage_error "unknown option '--dealine': did you mean --deadline?" --dealine 5s
+	usage_error "unknown option '--stop-om': did you mean --stop-on?" --stop-om 2
+	# Not a near miss: nothing made up.
+	usage_error "unknown option '--xyzzy'" --xyzzy
 }
 
 @test "an option missing its value is a usage error, long and short" {
@@ -179,12 +194,15 @@ usage_error() {
 }
 
 @test "no command at all is a usage error" {
-	for args in '' '-n 3' '-q' '--' '-n 3 --'; do
+	for args in '' '-n 3' '-q' '--' '-n 3 --' '--verbose'; do
 		# shellcheck disable=SC2086
 		run -125 --separate-stderr "$RETRY" $args
-		[ "$stderr" = "retry: no command given" ]
+		[ "$stderr" = "retry: no command given: write retry [options] -- command [arg ...]" ]
 		[ "$output" = "" ]
 	done
+	# Another retry's -v is the version: -v alone says where that is.
+	run -125 --separate-stderr "$RETRY" -v
+	[ "$stderr" = "retry: no command given (-v is --verbose here: the version is -V)" ]
 }
 
 @test "--dry-run with unlimited attempts and no deadline is a usage error" {
@@ -212,7 +230,7 @@ usage_error() {
 }
 
 @test "the first bad option is the one reported" {
-	usage_error "-n 'x': invalid number" -n x -b 0 -j bogus
+	usage_error "-n 'x': $COUNT" -n x -b 0 -j bogus
 	usage_error "-j 'bogus': unknown jitter mode" -j bogus -n x
 }
 
@@ -234,7 +252,7 @@ usage_error() {
 
 @test "--help names every option" {
 	run -0 "$RETRY" --help
-	for opt in -n --attempts -d --deadline -t --timeout -s --signal \
+	for opt in -n --attempts -D --deadline -T --timeout -s --signal \
 	    -k --kill-after -b --base -f --factor -c --cap --max-delay \
 	    -j --jitter --seed -o --on -x --stop-on -K --key --dry-run \
 	    -q --quiet -v --verbose -h --help -V --version; do
@@ -317,4 +335,21 @@ usage_error() {
 	    flaky "$state" 5
 	[ "$stderr" = "" ]
 	[ "$(wc -l <"$state")" -eq 2 ]
+}
+
+@test "what Debian's retry (and recur) means by -t, -d, -m, -u and -w is refused here, with what to write" {
+	usage_error "-t is a tries count in other retry tools: write -n 3 for attempts or --timeout 3s" -t 3 -d 1
+	usage_error "--times is a tries count in other retry tools: write -n 3 for attempts or --timeout 3s" --times=3
+	usage_error "-t is a tries count in other retry tools: write --timeout 30s for a limit on each attempt, or -n N for attempts" -t 30s
+	usage_error "-d is a fixed delay in other retry tools: write -b 1s -f 1 -j none for one, or --deadline 1s for a limit on the whole run" -d 1
+	usage_error "--delay is a fixed delay in other retry tools: write -b 2s -f 1 -j none for one, or --deadline 2s for a limit on the whole run" --delay 2,5,10
+	usage_error "-m is a message in other retry tools: retry words its own (-q for less, -v for more)" -m hello
+	usage_error "--message is a message in other retry tools: retry words its own (-q for less, -v for more)" --message=hello
+	usage_error "-u is a condition in other retry tools: write -o CODES for the statuses to retry (-o 0: until it fails) and -x for those never to retry" -u fail
+	usage_error "--until is a condition in other retry tools: write -o CODES for the statuses to retry (-o 0: until it fails) and -x for those never to retry" --until=success
+	usage_error "-w is a condition in other retry tools: write -o CODES for the statuses to retry, as in -o 1-255" -w 1
+	usage_error "--while is a condition in other retry tools: write -o CODES for the statuses to retry, as in -o 1-255" --while 1
+	# What means the same: -h, --help, --version.
+	run -0 "$RETRY" -h
+	run -0 "$RETRY" --version
 }
