@@ -585,6 +585,12 @@ field_of() {
 	[ "$(rec ok failures)" = 0 ]
 }
 
+@test "--circuit-status after a run with --budget that needed no retry counts its budget" {
+	run -0 "$RETRY" --circuit nb --budget 5/1m true
+	run -0 "$RETRY" --circuit-status nb
+	[ "${lines[4]}" = "retries:   0 in the last 60.000s (budget 5)" ]
+}
+
 @test "--circuit-reset clears the record; --circuit-status shows every field" {
 	run -75 "$RETRY" -q -n3 -b 1ms -D 3s --circuit rs --trip 2 --cool 20s \
 	    --budget 5/1m false
