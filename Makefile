@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # retry: make builds ./retry, make test runs the bats suite (see README.md).
 VERSION = 0.2.0
 

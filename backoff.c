@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The delay schedule of retry: the random generator and the backoff with
  * its jitter.  Pure functions of their arguments: everything here can be

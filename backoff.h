@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The delay schedule of retry: a random generator and the backoff with its
  * jitter.  No I/O, no global state, so that tests and fuzzers can drive it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The record of a circuit: a small text file per NAME in the state
  * directory.  The directory is reached from / one component at a time,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The circuit breaker and the retry budget that the runs of one NAME share
  * (--circuit NAME): a record per NAME, changed one step at a time under a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What each attempt finds in its environment (RETRY_IDEMPOTENCY_KEY,
  * RETRY_ATTEMPT, RETRY_MAX_ATTEMPTS, RETRY_DEADLINE), what retry reads

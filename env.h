@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The environment: what each attempt finds there, what retry takes from an
  * outer retry, and the kernel's randomness, read once per run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Where retry writes for itself: scratch files that have no name, or lose
  * it at once, so that they go with retry however it ends; and the

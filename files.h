@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The files retry makes for itself: scratch files without a name, and the
  * Retry-After hint file, which costs nothing until an attempt writes it.

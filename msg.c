@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * retry's messages on stderr.  Each is one line written whole, with the
  * bytes that came from outside escaped, and its write never holds retry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * retry's messages: one line each on stderr, "retry: ...", with the bytes
  * that came from elsewhere (argv, keys, file contents) escaped so that no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The command line of retry into a checked policy.  Every problem becomes
  * one line naming the option and the value; the caller prints it.

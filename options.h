@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The command line of retry, checked and turned into a policy.  Nothing
  * here prints or exits, so that tests and the fuzzer can drive it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The values on retry's command line and in its environment, read and
  * written back: durations, exit status lists, counts, signals, times and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The values of retry's command line and environment: parsed into numbers
  * and sets, and written back for messages.  No I/O, no global state.

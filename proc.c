@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Process control for retry's attempts: start, signals, terminal, group
  * kill, and the one wait.  The part of retry that most needs review: every

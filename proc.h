@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Process control: each attempt in a process group of its own, lent the
  * terminal while retry has it, watched until it ends; the signals retry

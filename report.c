@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * retry's JSON report.  Strings are escaped for any bytes: valid UTF-8
  * passes through, any other byte becomes the code point of its value.

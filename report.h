@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The JSON report of a run (--report FILE): attempts are kept in memory as
  * they end, and the whole object is written at the end, to a temporary

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * retry: run a command again after a growing, jittered delay until it
  * succeeds, its attempts run out or a deadline passes.  See retry(1).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # bash completion for retry(1).  Completes retry's options and their values
 # up to the command, then hands the rest to the command's own completion
 # (bash-completion's _command_offset when loaded, a small fallback if not).

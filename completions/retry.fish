@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # fish completion for retry(1).  Offers retry's options up to the first
 # operand (or "--"), then completes the command and its arguments with
 # __fish_complete_subcommand.

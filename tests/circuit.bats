@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Many runs, one downstream: --splay, and the record that runs of one
 # --circuit NAME share (where it lives and who may use it, the breaker, the
 # shared retry budget).  Real processes, tens of milliseconds, bounds

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Shared by every test file: where things are, and small polling helpers.
 bats_require_minimum_version 1.5.0
 

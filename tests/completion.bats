@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # The shell completions in completions/.  bash's is run here, by calling
 # _retry with the COMP_* variables bash would set; zsh's in a real
 # interactive zsh on a pseudo-terminal (zpty); fish's through complete -C.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # The man page and the README agree with the binary (make install: make.bats).
 load common
 

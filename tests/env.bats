@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # What every attempt finds in its environment: RETRY_ATTEMPT,
 # RETRY_MAX_ATTEMPTS, RETRY_IDEMPOTENCY_KEY, RETRY_DEADLINE (also from an
 # outer retry), and nothing else changed.

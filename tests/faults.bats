@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Faults around retry: a full stderr, a FIFO where the hint should be, a
 # lock that another run holds, a failure of retry itself in the middle of
 # an attempt, no processes left to start one.  In every state a signal

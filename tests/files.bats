@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # What retry does to the file system: nothing for a run whose attempts
 # write no hint, never a failure for want of a usable $TMPDIR, and nothing
 # left behind by a run killed with SIGKILL, not even a running attempt.

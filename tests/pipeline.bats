@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Pipelines: the same stdin for every attempt (a regular file from its
 # offset, --replay-stdin for anything else), --buffer-stdout,
 # RETRY_AFTER_FILE, --on-output and --stop-on-output, and --report.  Real

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Time and process control: the deadline, --timeout, --signal and
 # --kill-after, signals sent to retry, what a child inherits, process
 # groups and reaping.  Times are tens of milliseconds; the bounds are

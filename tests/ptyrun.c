@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ptyrun: run a command as the foreground job of a new terminal, the way an
  * interactive shell would, and play a script against it.  For the tests.

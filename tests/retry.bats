@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # The retry rules, with real children: which statuses are retried, what the
 # run ends with, what retry says on stderr, and that stdin and stdout are
 # the command's.

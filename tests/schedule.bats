@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # The delay schedule, seen through --dry-run: its format, exact values
 # without jitter, the band of every jittered delay over many draws, no
 # overflow however large the numbers, and the seeding of the generator.

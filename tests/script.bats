@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # retry inside a script at a real terminal: tests/ptyrun plays the
 # interactive shell and starts a dash or bash script as its foreground job;
 # retry is then one process of the script's process group, not its leader.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # retry at a real terminal: tests/ptyrun plays the interactive shell, starts
 # retry as its foreground (or background) job and types at it.
 load common

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Shared state that root can trust, and input that cannot hang or forge:
 # the state directory and its records under a local attacker, the report
 # path, patterns that would take exponential time or gigabytes, bytes in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # The command line: every usage error exits 125 with one line naming the
 # option and the value and runs nothing; --help and --version; where
 # options stop, "--", bundling, "--opt=value".

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Runs retry under valgrind's memcheck for a representative set of
 # invocations: no errors, and nothing definitely lost.  Exit 1 otherwise.
 set -u

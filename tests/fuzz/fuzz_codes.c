@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target: parse_codes() on any bytes.  It must not crash, an
  * accepted list is never empty, and a rejected one leaves the set as it was.

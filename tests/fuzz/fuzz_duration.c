@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target: parse_duration() on any bytes.  It must not crash, and
  * what it accepts must lie in [0, DUR_MAX].

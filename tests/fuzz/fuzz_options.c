@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target: the whole option parser on an argv made of the input's
  * lines, and for an accepted policy the schedule a dry run would print:

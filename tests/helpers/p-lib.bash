@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Small assertions and polls for retry.bats and process.bats; load it after
 # common with "load helpers/p-lib".
 
