@@ -140,6 +140,8 @@ term_and_time() {
 }
 
 need_nobody_and_prlimit() {
+	# ASan's runtime needs a thread of its own at exit: no process left.
+	[ -z "${TEST_SANITIZED:-}" ] || skip "the sanitizers' runtime needs processes of its own"
 	[ "$(id -u)" -eq 0 ] || skip "needs root to run as another user"
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
 	SETPRIV=$(setpriv_path) || skip "no setpriv that can change the user"
