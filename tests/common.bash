@@ -111,3 +111,12 @@ as_nobody() {
 		return 77
 	fi
 }
+
+# nobody_runs_retry: skips the test unless the user nobody can run retry
+# from where it is (a tree unpacked in a 0700 directory, as by make
+# distcheck, is out of its reach).
+nobody_runs_retry() {
+	as_nobody true || skip "nothing here can run a command as nobody"
+	as_nobody "$RETRY" --version >/dev/null 2>&1 ||
+	    skip "nobody cannot run $RETRY from where it is"
+}

@@ -145,6 +145,7 @@ need_nobody_and_prlimit() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to run as another user"
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
 	SETPRIV=$(setpriv_path) || skip "no setpriv that can change the user"
+	nobody_runs_retry
 	command -v prlimit >/dev/null || skip "no prlimit"
 	# The limit counts the processes of the user: nobody must have none.
 	[ -z "$(ps -u nobody -o pid= 2>/dev/null)" ] || skip "nobody runs processes"

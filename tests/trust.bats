@@ -350,7 +350,7 @@ record() {
 
 @test "--circuit-status works on a read-only state directory" {
 	need_root_and_nobody
-	as_nobody true || skip "nothing here can run a command as nobody"
+	nobody_runs_retry
 	local shared
 	shared=$(mktemp -d /tmp/retry-ro.XXXXXX)
 	chmod 755 "$shared"
