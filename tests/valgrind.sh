@@ -27,8 +27,8 @@ check() {
 check 0 true
 check 1 -b 1ms -n 3 false
 check 0 -b 1ms -n 5 sh -c '[ "$RETRY_ATTEMPT" -ge 3 ]'
-check 124 -n 1 -t 50ms sleep 5
-check 124 -d 100ms -k 10ms sh -c 'trap "" TERM; sleep 1'
+check 124 -n 1 -T 50ms sleep 5
+check 124 -D 100ms -k 10ms sh -c 'trap "" TERM; sleep 1'
 check 127 nosuchcommand
 check 0 -v --dry-run -n 20 -j decorrelated
 check 125 -b 1x true
