@@ -34,9 +34,9 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 
 SRCS = retry.c proc.c msg.c parse.c options.c backoff.c relay.c files.c \
-	report.c circuit.c env.c
+	report.c circuit.c env.c url.c
 HDRS = compat.h proc.h msg.h parse.h options.h backoff.h relay.h files.h \
-	report.h circuit.h env.h
+	report.h circuit.h env.h url.h
 
 # How every program here is compiled: ours, then the user's flags.
 COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
@@ -253,7 +253,7 @@ fuzz: $(FUZZERS)
 	done
 
 # Plain rules, one a fuzzer: bmake has no static pattern rules.
-FUZZSRCS = options.c parse.c backoff.c
+FUZZSRCS = options.c parse.c backoff.c url.c
 tests/fuzz/duration: tests/fuzz/fuzz_duration.c $(FUZZSRCS) $(HDRS)
 	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ \
 		tests/fuzz/fuzz_duration.c $(FUZZSRCS)
