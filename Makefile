@@ -34,9 +34,9 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 
 SRCS = retry.c proc.c msg.c parse.c options.c backoff.c relay.c files.c \
-	report.c circuit.c env.c url.c redis.c
+	report.c circuit.c env.c url.c redis.c store.c
 HDRS = compat.h proc.h msg.h parse.h options.h backoff.h relay.h files.h \
-	report.h circuit.h env.h url.h redis.h
+	report.h circuit.h env.h url.h redis.h store.h
 
 # How every program here is compiled: ours, then the user's flags.
 COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
