@@ -352,7 +352,6 @@ resolve(struct redis *r, const struct store_url *u, int64_t until,
 	int fds[2], flags;
 	pid_t pid;
 
-	memset(a, 0, sizeof(*a));
 	*n = 1;
 	if (inet_pton(AF_INET, u->host, &in4->sin_addr) == 1) {
 		in4->sin_family = AF_INET;
@@ -458,16 +457,16 @@ integer(const char *s, size_t len, long long *v)
 }
 
 /*
- * One reply, from p->at, into *out; an array's elements take the next
- * free nodes, all together, before their own elements take theirs.
+ * One element of a reply, from p->at, into *out: for an array, its
+ * count, and as many free nodes taken for its elements, all together.
  */
 static enum parsed_reply
-parse(struct parser *p, struct reply *out, int depth)
+parse_element(struct parser *p, struct reply *out)
 {
 	enum parsed_reply k;
 	const char *s;
 	long long v;
-	size_t n, i, base;
+	size_t n;
 	char type;
 
 	if (p->at >= p->len)
@@ -510,20 +509,48 @@ parse(struct parser *p, struct reply *out, int depth)
 		out->type = v == -1 ? REPLY_NIL : REPLY_ARRAY;
 		if (v == -1)
 			return P_DONE;
-		if (depth == DEPTH_MAX || v > REDIS_NODES ||
-		    (size_t)v > REDIS_NODES - p->r->nodes)
+		if (v > REDIS_NODES || (size_t)v > REDIS_NODES - p->r->nodes)
 			return P_BIG;
-		base = p->r->nodes;
 		out->n = (size_t)v;
-		out->elem = &p->r->node[base];
+		out->elem = &p->r->node[p->r->nodes];
 		p->r->nodes += (size_t)v;
-		for (i = 0; i < out->n; i++)
-			if ((k = parse(p, &p->r->node[base + i], depth + 1)) !=
-			    P_DONE)
-				return k;
 		return P_DONE;
 	}
 	return P_BAD;
+}
+
+/*
+ * A whole reply into p->r->node[0] and on: each element in turn, those
+ * of an array after it, its nested arrays kept on a stack of DEPTH_MAX.
+ */
+static enum parsed_reply
+parse(struct parser *p)
+{
+	struct {
+		size_t	 base, n, next;
+	} stack[DEPTH_MAX];
+	struct reply *node = p->r->node;
+	enum parsed_reply k;
+	size_t at = 0;
+	int depth = 0;
+
+	p->r->nodes = 1;
+	for (;;) {
+		if ((k = parse_element(p, &node[at])) != P_DONE)
+			return k;
+		if (node[at].type == REPLY_ARRAY && node[at].n > 0) {
+			if (depth == DEPTH_MAX)
+				return P_BIG;
+			stack[depth].base = (size_t)(node[at].elem - node);
+			stack[depth].n = node[at].n;
+			stack[depth++].next = 0;
+		}
+		while (depth > 0 && stack[depth - 1].next == stack[depth - 1].n)
+			depth--;
+		if (depth == 0)
+			return P_DONE;
+		at = stack[depth - 1].base + stack[depth - 1].next++;
+	}
 }
 
 /* The next reply, read whole; parsed afresh as more of it comes. */
@@ -533,16 +560,15 @@ read_reply(struct redis *r, int64_t until, const struct reply **out)
 	struct parser p;
 	enum redis_io io;
 
+	*out = &r->node[0];	/* whole once REDIS_DONE */
 	for (;;) {
 		p.r = r;
 		p.s = r->buf + r->used;
 		p.len = r->len - r->used;
 		p.at = 0;
-		r->nodes = 1;
-		switch (parse(&p, &r->node[0], 0)) {
+		switch (parse(&p)) {
 		case P_DONE:
 			r->used += p.at;
-			*out = &r->node[0];
 			return REDIS_DONE;
 		case P_BAD:
 			return failed(r, "not a Redis reply");
@@ -664,6 +690,7 @@ redis_connect(struct redis *r, const struct store_url *u,
 		    u->path);
 		io = dial(r, (struct sockaddr *)&local, sizeof(local), until);
 	} else {
+		memset(a, 0, sizeof(a));
 		if ((io = resolve(r, u, until, a, &n)) != REDIS_DONE)
 			return io;
 		/* The next address only when this one refused outright. */
