@@ -908,7 +908,7 @@ watch(const struct limit *lim, struct ending *e)
 			signal_group(SIGKILL);
 			kill_at = NEVER;
 		}
-		if (now >= tick_at) {
+		if (lim->tick != NULL && now >= tick_at) {
 			lim->tick();
 			tick_at = monotonic_now() + lim->tick_every;
 		}
