@@ -139,11 +139,11 @@ host_port(struct store_url *u, const char *s, size_t len)
 	} else {
 		if ((p = memchr(s, ':', len)) == NULL)
 			p = end;
-		if ((why = host_name(u, s, (size_t)(p - s))) != NULL)
-			return why;
 		if (p < end && memchr(p + 1, ':', (size_t)(end - p - 1)) != NULL)
 			return "an IPv6 address goes in brackets, as "
 			    "redis://[::1]:6379";
+		if ((why = host_name(u, s, (size_t)(p - s))) != NULL)
+			return why;
 	}
 	if (p == end) {
 		(void)snprintf(u->port, sizeof(u->port), "%s", DEFAULT_PORT);
