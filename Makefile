@@ -75,6 +75,9 @@ tests/helpers/cb-lock: tests/helpers/cb-lock.c compat.h
 tests/helpers/swapper: tests/helpers/swapper.c compat.h
 	$(COMPILE) -o $@ tests/helpers/swapper.c $(LDFLAGS)
 
+tests/helpers/rdproxy: tests/helpers/rdproxy.c compat.h
+	$(COMPILE) -o $@ tests/helpers/rdproxy.c $(LDFLAGS)
+
 # BATS=/path/to/bats: that bats; RETRY_NO_FETCH=1: never fetch one.
 RUNBATS = env BATS='$(BATS)' sh tests/run-bats
 
@@ -83,7 +86,7 @@ RUNBATS = env BATS='$(BATS)' sh tests/run-bats
 # python: a clock, a signal-state launcher, a process-state probe, ...
 TESTPROGS = tests/ptyrun tests/helpers/msclock tests/helpers/sigrun \
 	tests/helpers/psprobe tests/helpers/p-how tests/helpers/io-socket \
-	tests/helpers/cb-lock tests/helpers/swapper
+	tests/helpers/cb-lock tests/helpers/swapper tests/helpers/rdproxy
 
 test: retry $(TESTPROGS)
 	@$(RUNBATS) tests
@@ -100,7 +103,7 @@ deps:
 	apt-get update
 	apt-get install -y clang libclang-rt-14-dev valgrind cppcheck \
 		clang-tidy shellcheck mandoc zsh fish bash-completion python3 \
-		busybox bmake musl-tools
+		busybox bmake musl-tools redis-server
 	$(MAKE) $(MACOS_INCLUDE)
 
 # Warning-free with gcc and clang, C99 and C11, -O0 and -O2; the tests'
