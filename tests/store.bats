@@ -366,6 +366,24 @@ open_circuit() {
 	[ "$(field pk s)" = 0 ]
 }
 
+@test "a run whose lease another took over probes no more: its failure reopens nothing" {
+	open_circuit lt
+	on A "$RETRY" -v -n1 --circuit lt --store "$STORE" \
+	    sh -c 'touch started; sleep 2.5; exit 1' 2>err.A 3>&- &
+	started "$!"
+	wait_for started
+	[ "$(rcli get 'retry:{lt}:probe')" != "" ]
+	# As if its lease had lapsed and another run had taken the probe.
+	rcli set 'retry:{lt}:probe' another-run px 20000 >/dev/null
+	finish
+	grep -qx 'retry: circuit lt: another run has taken the probe over' err.A
+	# Its failure counts, but as no probe's: still half-open, one opening.
+	[ "$(field lt s)" = 2 ]
+	[ "$(field lt f)" = 2 ]
+	[ "$(field lt o)" = 1 ]
+	[ "$(rcli get 'retry:{lt}:probe')" = another-run ]
+}
+
 # --- when the store fails -----------------------------------------------------
 
 @test "the store stopped mid-run: the runs finish as if without a circuit, one warning each" {
