@@ -44,7 +44,7 @@ COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
 
 .PHONY: all test check check-build check-static check-valgrind \
 	check-sanitize check-musl check-busybox check-portable fuzz bench \
-	bench-helpers deps install uninstall dist distcheck clean
+	bench-helpers bench-store deps install uninstall dist distcheck clean
 
 all: retry
 
@@ -132,7 +132,7 @@ TIDYOFF2 = -misc-unused-parameters
 # The project's own shell scripts (the completions are checked by the suite).
 SCRIPTS = .ci/run tests/run-bats tests/valgrind.sh bench/run.sh \
 	tests/helpers/flaky tests/helpers/p-catch tests/helpers/cb-probe \
-	tests/busybox-run tests/portable-audit
+	tests/busybox-run tests/portable-audit bench/store.sh
 check-static:
 	cppcheck --enable=warning,style,performance,portability --std=c99 \
 		--suppress=variableScope --suppress=redundantContinue \
@@ -225,6 +225,12 @@ bench: retry $(BENCH_HELPERS)
 	QUICK=$(QUICK) sh bench/run.sh
 
 bench-helpers: $(BENCH_HELPERS)
+
+# What --store costs (bench/store.sh, which bench/run.sh runs too): its
+# section at the end of bench/RESULTS.md, or with QUICK=1 on stdout only.
+bench-store: retry tests/helpers/rdproxy
+	QUICK=$(QUICK) sh bench/store.sh \
+		$$([ "$(QUICK)" = 1 ] || echo bench/RESULTS.md)
 
 bench/stamp: bench/stamp.c
 	$(COMPILE) -o $@ bench/stamp.c $(LDFLAGS)
