@@ -35,9 +35,9 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 
 SRCS = retry.c proc.c msg.c parse.c options.c backoff.c relay.c files.c \
-	report.c circuit.c env.c sha256.c
+	report.c circuit.c env.c sha256.c url.c redis.c store.c
 HDRS = compat.h proc.h msg.h parse.h options.h backoff.h relay.h files.h \
-	report.h circuit.h env.h sha256.h
+	report.h circuit.h env.h sha256.h url.h redis.h store.h
 
 # How every program here is compiled: ours, then the user's flags.
 COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
@@ -45,7 +45,7 @@ COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
 
 .PHONY: all test check check-build check-static check-valgrind \
 	check-sanitize check-musl check-busybox check-portable fuzz bench \
-	bench-helpers deps install uninstall dist distcheck clean
+	bench-helpers bench-store deps install uninstall dist distcheck clean
 
 all: retry
 
@@ -76,6 +76,9 @@ tests/helpers/cb-lock: tests/helpers/cb-lock.c compat.h
 tests/helpers/swapper: tests/helpers/swapper.c compat.h
 	$(COMPILE) -o $@ tests/helpers/swapper.c $(LDFLAGS)
 
+tests/helpers/rdproxy: tests/helpers/rdproxy.c compat.h
+	$(COMPILE) -o $@ tests/helpers/rdproxy.c $(LDFLAGS)
+
 # BATS=/path/to/bats: that bats; RETRY_NO_FETCH=1: never fetch one.
 RUNBATS = env BATS='$(BATS)' sh tests/run-bats
 
@@ -84,7 +87,7 @@ RUNBATS = env BATS='$(BATS)' sh tests/run-bats
 # python: a clock, a signal-state launcher, a process-state probe, ...
 TESTPROGS = tests/ptyrun tests/helpers/msclock tests/helpers/sigrun \
 	tests/helpers/psprobe tests/helpers/p-how tests/helpers/io-socket \
-	tests/helpers/cb-lock tests/helpers/swapper
+	tests/helpers/cb-lock tests/helpers/swapper tests/helpers/rdproxy
 
 test: retry $(TESTPROGS)
 	@$(RUNBATS) tests
@@ -101,7 +104,7 @@ deps:
 	apt-get update
 	apt-get install -y clang libclang-rt-14-dev valgrind cppcheck \
 		clang-tidy shellcheck mandoc zsh fish bash-completion python3 \
-		busybox bmake musl-tools
+		busybox bmake musl-tools redis-server
 	$(MAKE) $(MACOS_INCLUDE)
 
 # Warning-free with gcc and clang, C99 and C11, -O0 and -O2; the tests'
@@ -130,7 +133,7 @@ TIDYOFF2 = -misc-unused-parameters
 # The project's own shell scripts (the completions are checked by the suite).
 SCRIPTS = .ci/run tests/run-bats tests/valgrind.sh bench/run.sh \
 	tests/helpers/flaky tests/helpers/p-catch tests/helpers/cb-probe \
-	tests/busybox-run tests/portable-audit
+	tests/busybox-run tests/portable-audit bench/store.sh
 check-static:
 	cppcheck --enable=warning,style,performance,portability --std=c99 \
 		--suppress=variableScope --suppress=redundantContinue \
@@ -224,6 +227,12 @@ bench: retry $(BENCH_HELPERS)
 
 bench-helpers: $(BENCH_HELPERS)
 
+# What --store costs (bench/store.sh, which bench/run.sh runs too): its
+# section at the end of bench/RESULTS.md, or with QUICK=1 on stdout only.
+bench-store: retry tests/helpers/rdproxy
+	QUICK=$(QUICK) sh bench/store.sh \
+		$$([ "$(QUICK)" = 1 ] || echo bench/RESULTS.md)
+
 bench/stamp: bench/stamp.c
 	$(COMPILE) -o $@ bench/stamp.c $(LDFLAGS)
 
@@ -254,7 +263,7 @@ fuzz: $(FUZZERS)
 	done
 
 # Plain rules, one a fuzzer: bmake has no static pattern rules.
-FUZZSRCS = options.c parse.c backoff.c
+FUZZSRCS = options.c parse.c backoff.c url.c
 tests/fuzz/duration: tests/fuzz/fuzz_duration.c $(FUZZSRCS) $(HDRS)
 	$(FUZZCC) $(RETRY_CPPFLAGS) $(FUZZFLAGS) -o $@ \
 		tests/fuzz/fuzz_duration.c $(FUZZSRCS)

@@ -23,8 +23,10 @@
 
 #include "backoff.h"
 #include "circuit.h"
+#include "msg.h"
 #include "parse.h"
 #include "proc.h"
+#include "store.h"
 
 #define MAGIC		"retry-circuit 1\n"
 #define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256)
@@ -590,6 +592,8 @@ circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
 	enum circuit_step s;
 	int changed = 0, got;
 
+	if (c->store != NULL)
+		return store_admit(c, until, budget, window, v, wait);
 	if ((s = begin_step(c, until)) != STEP_DONE)
 		return s;
 	now = realtime_now();
@@ -654,6 +658,8 @@ circuit_result(struct circuit *c, int64_t until, int success,
 	enum circuit_step s;
 	int changed = 1;
 
+	if (c->store != NULL)
+		return store_result(c, success, b, u);
 	if ((s = begin_step(c, until)) == STEP_DONE) {
 		if (success && rec.state == CLOSED && rec.failures == 0 &&
 		    rec.openings == 0)
@@ -689,6 +695,8 @@ circuit_take_retry(struct circuit *c, int64_t until, long n, int64_t window,
 	enum circuit_step s;
 	int changed;
 
+	if (c->store != NULL)
+		return store_take_retry(c, until, n, window, wait);
 	if ((s = begin_step(c, until)) != STEP_DONE)
 		return s;
 	now = realtime_now();
@@ -719,6 +727,8 @@ circuit_reset(struct circuit *c)
 {
 	enum circuit_step s;
 
+	if (c->store != NULL)
+		return store_reset(c);
 	if ((s = begin_step(c, NEVER)) != STEP_DONE)
 		return s;
 	memset(&rec, 0, sizeof(rec));
@@ -737,6 +747,8 @@ circuit_view(struct circuit *c, struct circuit_view *view)
 	size_t i;
 	int corrupt;
 
+	if (c->store != NULL)
+		return store_view(c, view);
 	memset(view, 0, sizeof(*view));
 	if (c->dir != -1 && read_record(c, &rec, &corrupt) == -1)
 		return STEP_FAILED;
@@ -755,11 +767,19 @@ circuit_view(struct circuit *c, struct circuit_view *view)
 	return STEP_DONE;
 }
 
+/* A host name that another host wrote to the store, fit to print. */
+static const char *
+escaped_host(char *buf, size_t size, const char *host)
+{
+	(void)escape(buf, size, host, strlen(host));
+	return buf;
+}
+
 /* What --circuit-status prints. */
 int
 circuit_print(FILE *f, const char *name, const struct circuit_view *v)
 {
-	char d[32];
+	char d[32], host[4 * sizeof(v->probe_host)];
 
 	(void)fprintf(f, "circuit:   %s\nstate:     %s", name,
 	    state_names[v->state]);
@@ -768,6 +788,10 @@ circuit_print(FILE *f, const char *name, const struct circuit_view *v)
 		    sizeof(d), 0, v->half_opens_in));
 	else if (v->state == OPEN)
 		(void)fprintf(f, ", half-opens at the next attempt");
+	else if (v->state == HALF_OPEN && v->probe != 0 &&
+	    v->probe_host[0] != '\0')
+		(void)fprintf(f, ", probed by process %ld on %s", v->probe,
+		    escaped_host(host, sizeof(host), v->probe_host));
 	else if (v->state == HALF_OPEN && v->probe != 0)
 		(void)fprintf(f, ", probed by process %ld", v->probe);
 	else if (v->state == HALF_OPEN)
@@ -784,6 +808,37 @@ circuit_print(FILE *f, const char *name, const struct circuit_view *v)
 }
 
 /* ---- Opening ------------------------------------------------------------ */
+
+/*
+ * --store: the steps of NAME go to the store at u, each bounded by
+ * timeout; no state directory is opened, nothing is sent yet.
+ */
+void
+circuit_open_store(struct circuit *c, const char *name,
+    const struct store_url *u, int64_t timeout)
+{
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->dir = c->lock = -1;
+	store_open(c, u, timeout);
+}
+
+/*
+ * How often the probe's lease must be renewed while its attempt runs: on
+ * a store, while this run holds the probe; else 0 (a lock needs none).
+ */
+int64_t
+circuit_lease(const struct circuit *c)
+{
+	return c->store != NULL && c->probing ? STORE_RENEW_NS : 0;
+}
+
+/* During the probe's attempt: its lease renewed (see store_renew()). */
+enum circuit_step
+circuit_renew(struct circuit *c)
+{
+	return c->store != NULL ? store_renew(c) : STEP_DONE;
+}
 
 /*
  * Opens the state directory and the lock file of NAME (making them if need

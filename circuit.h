@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct store;
+struct store_url;
+
 #define BUDGET_MAX	1000	/* retries a window can count */
 
 enum circuit_state { CLOSED, OPEN, HALF_OPEN };
@@ -20,7 +23,8 @@ enum circuit_step {
 	STEP_DONE,		/* done: its results are filled in */
 	STEP_TIMEOUT,		/* the wait for the record reached until */
 	STEP_SIGNAL,		/* a signal came while waiting: c->signal */
-	STEP_FAILED		/* the record cannot be used: c->err says why */
+	STEP_FAILED,		/* the record cannot be used: c->err says why */
+	STEP_STORE		/* --store failed: c->err says why, c->denied */
 };
 
 /* May an attempt start now? */
@@ -47,6 +51,7 @@ struct circuit_view {
 	int64_t		 window;	/* its window */
 	long		 retries;	/* retries made in the last window */
 	int		 corrupt;	/* the record is corrupt (status only) */
+	char		 probe_host[65];	/* --store: the probe's host */
 };
 
 struct circuit {
@@ -60,9 +65,15 @@ struct circuit {
 	int		 missing;	/* reading only: no state directory yet */
 	int		 signal;	/* STEP_SIGNAL: the one that came */
 	char		 err[PATH_MAX + 128];	/* STEP_FAILED, or open: why */
+	struct store	*store;		/* --store: the steps go there */
+	int		 denied;	/* STEP_STORE: refused at the first */
 };
 
 int		 circuit_open(struct circuit *, const char *, int);
+void		 circuit_open_store(struct circuit *, const char *,
+		    const struct store_url *, int64_t);
+int64_t		 circuit_lease(const struct circuit *);
+enum circuit_step	 circuit_renew(struct circuit *);
 enum circuit_step	 circuit_admit(struct circuit *, int64_t, long, int64_t,
 		    enum verdict *, int64_t *);
 enum circuit_step	 circuit_result(struct circuit *, int64_t, int,

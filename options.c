@@ -20,7 +20,8 @@
 enum {
 	OPT_DRY_RUN = 256, OPT_SEED, OPT_ON_OUTPUT, OPT_STOP_ON_OUTPUT,
 	OPT_REPORT, OPT_SPLAY, OPT_CIRCUIT, OPT_TRIP, OPT_COOL, OPT_BUDGET,
-	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_RESET
+	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_RESET, OPT_STORE, OPT_STORE_TIMEOUT,
+	OPT_STORE_FAIL
 };
 
 /*
@@ -52,13 +53,16 @@ const char help_text[] =
     "      --on-output RE    also retry when a line of output matches RE\n"
     "      --stop-on-output RE  never retry when a line of output matches RE\n"
     "  -K, --key TOKEN       idempotency key for every attempt (a new UUID)\n"
-    "Many runs, one downstream (state shared on this machine):\n"
+    "Many runs, one downstream (state shared on this machine, or by --store):\n"
     "      --circuit NAME    share a circuit breaker and budget with runs of NAME\n"
     "      --trip N          open the circuit after N failures in a row (5)\n"
     "      --cool DUR        keep it open DUR, doubled per opening in a row (30s)\n"
     "      --budget N/DUR    at most N retries per DUR across all runs of NAME\n"
     "      --circuit-status NAME  print the record of NAME and exit\n"
     "      --circuit-reset NAME   clear the record of NAME and exit\n"
+    "      --store URL       keep it in Redis, for many hosts (RETRY_STORE)\n"
+    "      --store-timeout DUR  give up on a step of the store after DUR (250ms)\n"
+    "      --store-fail MODE when the store fails: open (run on) or closed (75)\n"
     "Input and output:\n"
     "  -I, --replay-stdin    give every attempt the same standard input\n"
     "  -O, --buffer-stdout   hold each attempt's output; only the last one's\n"
@@ -105,6 +109,9 @@ static const struct option longopts[] = {
 	{ "splay",	required_argument,	NULL, OPT_SPLAY },
 	{ "stop-on",	required_argument,	NULL, 'x' },
 	{ "stop-on-output", required_argument,	NULL, OPT_STOP_ON_OUTPUT },
+	{ "store",	required_argument,	NULL, OPT_STORE },
+	{ "store-fail",	required_argument,	NULL, OPT_STORE_FAIL },
+	{ "store-timeout", required_argument,	NULL, OPT_STORE_TIMEOUT },
 	{ "timeout",	required_argument,	NULL, 'T' },
 	{ "times",	required_argument,	NULL, 't' },	/* foreign */
 	{ "trip",	required_argument,	NULL, OPT_TRIP },
@@ -345,6 +352,18 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 	case OPT_BUDGET:
 		p->tunes_circuit = 1;
 		return parse_budget(arg, p);
+	case OPT_STORE:		/* checked at the end: see url_check() */
+		p->tunes_store = 1;
+		p->store_text = arg;
+		return NULL;
+	case OPT_STORE_TIMEOUT:
+		p->tunes_store = 1;
+		return positive_duration(arg, &p->store_timeout);
+	case OPT_STORE_FAIL:
+		p->tunes_store = 1;
+		p->store_closed = strcmp(arg, "closed") == 0;
+		return p->store_closed || strcmp(arg, "open") == 0 ? NULL :
+		    "must be open or closed";
 	}
 	return "unexpected option";	/* not reached: getopt knows them all */
 }
@@ -373,6 +392,7 @@ set_defaults(struct policy *p)
 	p->verbosity = NORMAL;
 	p->trip = 5;
 	p->cool = 30 * NS_PER_SEC;
+	p->store_timeout = NS_PER_SEC / 4;
 }
 
 /*
@@ -518,6 +538,14 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 	    (p->circuit == NULL || p->circuit_command != CIRCUIT_RUN))
 		return failure(err, errsize, "--trip, --cool and --budget need "
 		    "--circuit");
+	/* Its message shows the URL with its password masked. */
+	if (p->store_text != NULL && url_check("--store", p->store_text,
+	    &p->store, err, errsize) == -1)
+		return PARSED_ERROR;
+	if (p->tunes_store && p->circuit == NULL)
+		return failure(err, errsize, "--store, --store-timeout and "
+		    "--store-fail need --circuit, --circuit-status or "
+		    "--circuit-reset");
 	if (*p->argv == NULL && !p->dry_run &&
 	    p->circuit_command == CIRCUIT_RUN && verbose_letter)
 		return failure(err, errsize, "no command given (-v is --verbose "

@@ -12,6 +12,7 @@
 
 #include "msg.h"
 #include "parse.h"
+#include "url.h"
 
 enum parsed { PARSED_RUN, PARSED_HELP, PARSED_VERSION, PARSED_ERROR };
 enum circuit_command { CIRCUIT_RUN, CIRCUIT_STATUS, CIRCUIT_RESET };
@@ -47,6 +48,11 @@ struct policy {
 	int64_t		 cool;
 	long		 budget;	/* 0: none */
 	int64_t		 budget_window;
+	const char	*store_text;	/* --store URL, as given */
+	struct store_url store;		/* it, or RETRY_STORE's: .given */
+	int64_t		 store_timeout;	/* ns */
+	int		 store_closed;	/* --store-fail closed */
+	int		 tunes_store;	/* --store, --store-timeout or -fail */
 	enum verbosity	 verbosity;
 	char		**argv;		/* the command; may be empty with dry_run */
 };

@@ -22,6 +22,7 @@ struct report {
 	char		*attempts_text;
 	size_t		 attempts_len;
 	long		 attempts;
+	const char	*store;		/* "store" member, or NULL: none */
 };
 
 /* One attempt; times in ns from the start, delay < 0 when none followed. */

@@ -23,6 +23,7 @@
 #include "proc.h"
 #include "relay.h"
 #include "report.h"
+#include "url.h"
 
 #ifndef VERSION
 #define VERSION "unknown"
@@ -39,7 +40,8 @@ enum timed_out { NOT_TIMED_OUT, TIMED_OUT, AT_DEADLINE };
 /* Why the run ends; RUNNING while it does not. */
 enum outcome {
 	RUNNING, SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED,
-	CANNOT_RUN, OUTPUT_STOP, CIRCUIT_OPEN, BUDGET_SPENT, READER_GONE
+	CANNOT_RUN, OUTPUT_STOP, CIRCUIT_OPEN, BUDGET_SPENT, READER_GONE,
+	STORE_DOWN
 };
 
 /* How the run is going. */
@@ -57,10 +59,13 @@ struct run {
 	int64_t		 delay, asleep;
 	int		 from_hint;		/* the delay came from a hint */
 	long		 recorded;		/* attempts in the report */
+	int		 store_down;		/* --store failed */
+	int		 circuit_off;		/* so, --store-fail open: none */
 	enum outcome	 why;
 };
 
 static void	 read_command_line(int, char *[], struct policy *);
+static void	 store_from_environment(struct policy *);
 static int	 circuit_command(const struct policy *);
 static void	 seed_generator(const struct policy *, struct run *);
 static int	 print_schedule(const struct policy *, struct run *);
@@ -124,6 +129,7 @@ read_command_line(int argc, char *argv[], struct policy *p)
 	switch (parse_options(argc, argv, p, err, sizeof(err))) {
 	case PARSED_RUN:
 		msg_verbosity(p->verbosity);
+		store_from_environment(p);
 		return;
 	case PARSED_HELP:
 		if (fputs(help_text, stdout) == EOF)
@@ -136,6 +142,38 @@ read_command_line(int argc, char *argv[], struct policy *p)
 	case PARSED_ERROR:
 		fatalx("%s", err);
 	}
+}
+
+/*
+ * RETRY_STORE, for a run with a circuit whose command line gives no
+ * --store; empty is unset.  A bad one is a usage error, its password
+ * masked.
+ */
+static void
+store_from_environment(struct policy *p)
+{
+	const char *url = getenv("RETRY_STORE");
+	char err[MSGMAX];
+
+	if (p->store.given || p->circuit == NULL || url == NULL || *url == '\0')
+		return;
+	if (url_check("RETRY_STORE", url, &p->store, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+}
+
+/* The shared state of --circuit: on the store, else in the state directory. */
+static int
+open_circuit(const struct policy *p, int reading_only)
+{
+	char d[32];
+
+	if (!p->store.given)
+		return circuit_open(&circuit, p->circuit, reading_only);
+	circuit_open_store(&circuit, p->circuit, &p->store, p->store_timeout);
+	detail("circuit %s: store %s, %s a step at most, --store-fail %s",
+	    p->circuit, p->store.shown, fmt_duration(d, sizeof(d),
+	    p->store_timeout), p->store_closed ? "closed" : "open");
+	return 0;
 }
 
 /*
@@ -279,7 +317,7 @@ begin_run(const struct policy *p, struct run *r)
 	    p->on_output.set ? &p->on_output.re : NULL,
 	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
 		fatal("%s needs a temporary file in %s", io.failed, temp_dir());
-	if (p->circuit != NULL && circuit_open(&circuit, p->circuit, 0) == -1)
+	if (p->circuit != NULL && open_circuit(p, 0) == -1)
 		fatalx("%s", circuit.err);
 	proc_init(&io, r->deadline);
 	return r->deadline <= r->start ? DEADLINE : RUNNING;
@@ -302,9 +340,30 @@ pause_until(struct run *r, int64_t wake, enum outcome why)
 }
 
 /*
+ * The store failed.  Credentials or rights refused at its first step are
+ * a mistake that no waiting mends: one line, 125, nothing run.  Else,
+ * with --store-fail closed the run ends (75) before its next attempt;
+ * open, it goes on as if it had no circuit, said once.
+ */
+static enum outcome
+store_failed(const struct policy *p, struct run *r)
+{
+	if (circuit.denied)
+		fatalx("%s", circuit.err);
+	r->store_down = 1;
+	if (p->store_closed)
+		return STORE_DOWN;
+	if (!r->circuit_off)
+		warningx("%s; going on without circuit %s", circuit.err,
+		    p->circuit);
+	r->circuit_off = 1;
+	return RUNNING;
+}
+
+/*
  * What a step of the shared record came to, for the run: a wait for it cut
- * short by the deadline or a signal, or a failure of retry's own (125).
- * A corrupt record that the step replaced is said once.
+ * short by the deadline or a signal, or a failure of retry's own (125),
+ * or of the store.  A corrupt record that the step replaced is said once.
  */
 static enum outcome
 step_outcome(const struct policy *p, struct run *r, enum circuit_step s)
@@ -324,6 +383,8 @@ step_outcome(const struct policy *p, struct run *r, enum circuit_step s)
 		return INTERRUPTED;
 	case STEP_FAILED:
 		fatalx("%s", circuit.err);
+	case STEP_STORE:
+		return store_failed(p, r);
 	}
 	return RUNNING;
 }
@@ -351,7 +412,8 @@ wait_for_circuit(const struct policy *p, struct run *r)
 
 	for (;;) {
 		if ((o = step_outcome(p, r, circuit_admit(&circuit, r->deadline,
-		    p->budget, p->budget_window, &v, &wait))) != RUNNING)
+		    p->budget, p->budget_window, &v, &wait))) != RUNNING ||
+		    r->circuit_off)
 			return o;
 		if (v == ADMIT_WAIT) {
 			if (wait == 0 && !told++)
@@ -372,7 +434,7 @@ wait_for_circuit(const struct policy *p, struct run *r)
 			return RUNNING;
 		if ((o = step_outcome(p, r, circuit_take_retry(&circuit,
 		    r->deadline, p->budget, p->budget_window, &wait))) !=
-		    RUNNING || wait == 0)
+		    RUNNING || r->circuit_off || wait == 0)
 			return o;
 		/* Jittered, so that the waiting runs do not all come back at once. */
 		wait += (int64_t)(rng_uniform(&r->aside) * 0.1 *
@@ -403,7 +465,8 @@ may_start(const struct policy *p, struct run *r)
 		if ((o = pause_until(r, wake, DEADLINE)) != RUNNING)
 			return o;
 	}
-	if (p->circuit != NULL && (o = wait_for_circuit(p, r)) != RUNNING)
+	if (p->circuit != NULL && !r->circuit_off &&
+	    (o = wait_for_circuit(p, r)) != RUNNING)
 		return o;
 	if ((r->interrupt = proc_caught()) != 0)
 		return INTERRUPTED;
@@ -424,7 +487,7 @@ tell_circuit(const struct policy *p, struct run *r)
 	struct breaker b;
 	int success;
 
-	if (p->circuit == NULL)
+	if (p->circuit == NULL || r->circuit_off)
 		return;
 	success = r->end.error == 0 && r->status == 0 && !io.on_hit &&
 	    !io.stop_hit;
@@ -438,6 +501,20 @@ tell_circuit(const struct policy *p, struct run *r)
 	    0 : r->deadline, success, &b, rng_uniform(&r->aside))) != RUNNING)
 		detail("circuit %s: the end of attempt %ld was not recorded",
 		    p->circuit, r->attempt);
+}
+
+/*
+ * While the probe's attempt runs on a store: its lease, renewed.  What
+ * goes wrong is kept in the circuit, for the next step to tell.
+ */
+static void
+renew_lease(void)
+{
+	if (circuit_lease(&circuit) == 0)
+		return;		/* lost before, or the store failed */
+	if (circuit_renew(&circuit) == STEP_DONE && circuit_lease(&circuit) == 0)
+		detail("circuit %s: another run has taken the probe over",
+		    circuit.name);
 }
 
 /* The attempt's status as retry reports it: 124 when stopped at a limit. */
@@ -467,6 +544,11 @@ run_attempt(const struct policy *p, struct run *r)
 	lim.kill_after = p->kill_after;
 	lim.tick = NULL;
 	lim.tick_every = NEVER;
+	if (p->circuit != NULL && !r->circuit_off &&
+	    circuit_lease(&circuit) != 0) {
+		lim.tick = renew_lease;
+		lim.tick_every = circuit_lease(&circuit);
+	}
 	if (p->timeout != 0 && p->timeout < r->deadline - now)
 		lim.at = now + p->timeout;
 	r->began = now;
@@ -676,14 +758,14 @@ static const char *const outcome_names[] = {
 	"running", "success", "status not retryable", "attempts used up",
 	"deadline", "interrupted", "cannot run the command",
 	"output matched --stop-on-output", "circuit open", "retry budget spent",
-	"the reader of the output has gone",
+	"the reader of the output has gone", "store unavailable",
 };
 
 /* The same outcomes as a report's "outcome". */
 static const char *const outcome_keys[] = {
 	"running", "success", "not_retryable", "attempts_exhausted",
 	"deadline", "interrupted", "not_retryable", "not_retryable",
-	"circuit_open", "budget_spent", "not_retryable",
+	"circuit_open", "budget_spent", "not_retryable", "store_unavailable",
 };
 
 /*
@@ -694,7 +776,7 @@ static int
 exit_status(const struct run *r, int *sig)
 {
 	*sig = 0;
-	if (r->why == CIRCUIT_OPEN)
+	if (r->why == CIRCUIT_OPEN || r->why == STORE_DOWN)
 		return EXIT_TEMPFAIL;
 	if (r->interrupt != 0)
 		*sig = r->interrupt;
@@ -791,6 +873,9 @@ say_why(const struct policy *p, const struct run *r)
 		say("%s %s; giving up: the retry budget of circuit %s is spent "
 		    "past the deadline", label, end, p->circuit);
 		break;
+	case STORE_DOWN:
+		say("%s; giving up (--store-fail closed)", circuit.err);
+		break;
 	}
 }
 
@@ -805,6 +890,8 @@ report_end(const struct policy *p, struct run *r)
 	if (reporting) {
 		record_attempt(r, -1);
 		status = exit_status(r, &sig);
+		if (p->circuit != NULL && p->store.given)
+			report.store = r->store_down ? "unavailable" : "ok";
 		if (report_finish(&report, p->argv, outcome_keys[r->why],
 		    status, sig, monotonic_now() - r->start) == -1)
 			warning("--report '%s'", p->report);
@@ -836,8 +923,7 @@ circuit_command(const struct policy *p)
 {
 	struct circuit_view v;
 
-	if (circuit_open(&circuit, p->circuit,
-	    p->circuit_command == CIRCUIT_STATUS) == -1)
+	if (open_circuit(p, p->circuit_command == CIRCUIT_STATUS) == -1)
 		fatalx("%s", circuit.err);
 	if (p->circuit_command == CIRCUIT_RESET) {
 		if (circuit_reset(&circuit) != STEP_DONE)

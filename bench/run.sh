@@ -622,5 +622,6 @@ $(cat "$herd_table")
 EOF
 } >"$out/RESULTS.md"
 
+sh "$bench/store.sh" "$out/RESULTS.md" >/dev/null || say "bench/store.sh failed"
 say "done: $out/RESULTS.md and $out/herd.svg"
 [ "$mode" = full ] || cat "$out/RESULTS.md"

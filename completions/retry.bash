@@ -12,7 +12,8 @@ _retry_longs=(--attempts --base --budget --buffer-stdout --cap --circuit
 	--circuit-reset --circuit-status --cool --deadline --dry-run --factor
 	--help --jitter --key --kill-after --max-delay --on --on-output --quiet
 	--replay-stdin --report --seed --signal --splay --stop-on
-	--stop-on-output --timeout --trip --verbose --version)
+	--stop-on-output --store --store-fail --store-timeout --timeout --trip
+	--verbose --version)
 _retry_jitters=(none full equal decorrelated)
 _retry_signals=(HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE
 	ALRM TERM CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF SYS
@@ -55,7 +56,7 @@ _retry_takes_value()
 	--circuit-reset | --circuit-status | --cool | --deadline | --factor | \
 	--jitter | --key | --kill-after | --max-delay | --on | --on-output | \
 	--report | --seed | --signal | --splay | --stop-on | --stop-on-output | \
-	--timeout | --trip)
+	--store | --store-fail | --store-timeout | --timeout | --trip)
 		return 0 ;;
 	esac
 	return 1
@@ -104,6 +105,8 @@ _retry_values()
 		_retry_circuits "$2" "$3" ;;
 	-j | --jitter)
 		_retry_add "$2" "$3" "${_retry_jitters[@]}" ;;
+	--store-fail)
+		_retry_add "$2" "$3" open closed ;;
 	-s | --signal)
 		# retry takes names with or without SIG, in any case: follow
 		# what was typed.

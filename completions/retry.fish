@@ -10,7 +10,7 @@ function __retry_takes_value
     set -l valued attempts base budget cap circuit circuit-reset \
         circuit-status cool deadline factor jitter key kill-after max-delay \
         on on-output report seed signal splay stop-on stop-on-output \
-        timeout trip
+        store store-fail store-timeout timeout trip
     set -l all $valued buffer-stdout dry-run help quiet replay-stdin \
         verbose version
     if contains -- $name $all
@@ -153,6 +153,9 @@ complete -c retry -n $cond -l cool -x -d 'Keep it open DUR, doubled per opening 
 complete -c retry -n $cond -l budget -x -d 'At most N retries per DUR across all runs of NAME'
 complete -c retry -n $cond -l circuit-status -xa '(__retry_circuits)' -d 'Print the record of NAME and exit'
 complete -c retry -n $cond -l circuit-reset -xa '(__retry_circuits)' -d 'Clear the record of NAME and exit'
+complete -c retry -n $cond -l store -x -d 'Keep the circuit in Redis, shared by many hosts'
+complete -c retry -n $cond -l store-timeout -x -d 'Give up on a step of the store after DUR (250ms)'
+complete -c retry -n $cond -l store-fail -xa "open\t'go on as if there were no circuit' closed\t'exit 75 before the next attempt'" -d 'When the store fails (open)'
 # Input and output.
 complete -c retry -n $cond -s I -l replay-stdin -d 'Give every attempt the same standard input'
 complete -c retry -n $cond -s O -l buffer-stdout -d "Hold each attempt's output; only the last one's to stdout"

@@ -1,0 +1,610 @@
+/*
+ * The shared circuit on a Redis (or Valkey) server: each step one run of
+ * the Lua script below, atomic on the server and timed by its clock, so
+ * that the hosts' clocks do not matter; waits come back as durations.  A
+ * store that fails is said once in c->err and used no more in the run:
+ * what that means for the run, retry.c decides.
+ */
+#include "compat.h"	/* first: the feature macros */
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backoff.h"
+#include "circuit.h"
+#include "env.h"
+#include "parse.h"
+#include "proc.h"
+#include "redis.h"
+#include "store.h"
+
+#define NKEYS		3	/* state, probe, retries */
+#define ARGS_MAX	8	/* a step's arguments, its name included */
+#define US_MAX		(DUR_MAX / 1000)
+
+/*
+ * The keys of NAME: retry:{NAME}:state (a hash: s the state, 0 closed, 1
+ * open, 2 half-open; f failures and o openings in a row; h when it
+ * half-opens; b and w the last budget; p, n and t the probe's process,
+ * host and token), retry:{NAME}:probe (the probe's lease: its token, with
+ * a PX expiry) and retry:{NAME}:retries (a sorted set of retry times).
+ * One hash tag: a Redis Cluster keeps them in one slot.  Times are the
+ * server's, in microseconds; ARGV[1] names the step.  Lines of their own,
+ * as one string literal may not be longer than 4095 bytes in C99.
+ */
+static const char *const script_lines[] = {
+	"if redis.replicate_commands then redis.replicate_commands() end",
+	"local t = redis.call('TIME')",
+	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])",
+	"local S, P, R, MAX = KEYS[1], KEYS[2], KEYS[3], 2147483647",
+	"local function int(x, hi)",
+	"  x = math.floor(tonumber(x) or 0)",
+	"  if x < 0 then return 0 elseif x > hi then return hi end",
+	"  return x",
+	"end",
+	"local function fmt(x) return string.format('%.0f', x) end",
+	"local function get()",
+	"  local v = redis.call('HMGET', S, 's', 'f', 'o', 'h', 'b', 'w', 't')",
+	"  return {s = int(v[1], 2), f = int(v[2], MAX), o = int(v[3], MAX),",
+	"    h = tonumber(v[4]) or 0, b = int(v[5], 1000),",
+	"    w = tonumber(v[6]) or 0, t = v[7]}",
+	"end",
+	"local step = {}",
+	"function step.admit()",
+	"  local r, b, w, me = get(), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]",
+	"  if b ~= 0 and (r.b ~= b or r.w ~= w) then",
+	"    redis.call('HSET', S, 'b', fmt(b), 'w', fmt(w))",
+	"  end",
+	"  if r.s == 1 and now < r.h then return {2, r.h - now} end",
+	"  if r.s == 0 then return {0, 0} end",
+	"  local holder = redis.call('GET', P)",
+	"  if holder and holder ~= me then return {2, 0} end",
+	"  redis.call('SET', P, me, 'PX', ARGV[5])",
+	"  if r.s ~= 2 or r.t ~= me then",
+	"    redis.call('HSET', S, 's', '2', 'p', ARGV[6], 'n', ARGV[7], 't', me)",
+	"  end",
+	"  return {1, 0}",
+	"end",
+	"function step.result()",
+	"  local r, me = get(), ARGV[7]",
+	"  local holder = redis.call('GET', P)",
+	"  local probing = holder == me or (not holder and r.s == 2 and r.t == me)",
+	"  if ARGV[2] == '1' then",
+	"    if r.s ~= 0 or r.f ~= 0 or r.o ~= 0 then",
+	"      redis.call('HSET', S, 's', '0', 'f', '0', 'o', '0', 'h', '0')",
+	"      redis.call('HDEL', S, 'p', 'n', 't')",
+	"    end",
+	"  else",
+	"    local f = math.min(r.f + 1, MAX)",
+	"    if probing or (r.s == 0 and f >= tonumber(ARGV[3])) then",
+	"      local cool, o = tonumber(ARGV[4]), math.min(r.o + 1, MAX)",
+	"      local limit, c, k = math.max(tonumber(ARGV[5]), cool), cool, 1",
+	"      while k < o and c < limit do c, k = c * 2, k + 1 end",
+	"      c = math.min(c, limit)",
+	"      c = c / 2 + tonumber(ARGV[6]) * c / 2",
+	"      redis.call('HSET', S, 's', '1', 'f', fmt(f), 'o', fmt(o),",
+	"        'h', fmt(now + math.floor(c)))",
+	"      redis.call('HDEL', S, 'p', 'n', 't')",
+	"    else",
+	"      redis.call('HSET', S, 'f', fmt(f))",
+	"    end",
+	"  end",
+	"  if holder == me then redis.call('DEL', P) end",
+	"  if probing then return 1 end",
+	"  return 0",
+	"end",
+	"function step.take()",
+	"  local n, w = tonumber(ARGV[2]), tonumber(ARGV[3])",
+	"  redis.call('ZREMRANGEBYSCORE', R, '-inf', fmt(now - w))",
+	"  local r = get()",
+	"  if r.b ~= n or r.w ~= w then",
+	"    redis.call('HSET', S, 'b', fmt(n), 'w', fmt(w))",
+	"  end",
+	"  local count = redis.call('ZCARD', R)",
+	"  if count < n then",
+	"    local last = redis.call('ZRANGE', R, -1, -1, 'WITHSCORES')",
+	"    local at = math.max(now, tonumber(last[2]) or 0)",
+	"    redis.call('ZADD', R, fmt(at), ARGV[4])",
+	"    redis.call('PEXPIRE', R, fmt(math.ceil(w / 1000) + 1000))",
+	"    return 0",
+	"  end",
+	"  local e = redis.call('ZRANGE', R, count - n, count - n, 'WITHSCORES')",
+	"  return math.max(tonumber(e[2]) + w - now, 1)",
+	"end",
+	"function step.renew()",
+	"  local holder, me = redis.call('GET', P), ARGV[2]",
+	"  if holder == me then",
+	"    redis.call('PEXPIRE', P, ARGV[3])",
+	"    return 1",
+	"  end",
+	"  local r = get()",
+	"  if holder or r.s ~= 2 or r.t ~= me then return 0 end",
+	"  redis.call('SET', P, me, 'PX', ARGV[3])",
+	"  return 1",
+	"end",
+	"function step.reset()",
+	"  redis.call('DEL', S, P, R)",
+	"  return 1",
+	"end",
+	"function step.view()",
+	"  local r, pid, host, count = get(), 0, '', 0",
+	"  if r.s == 2 and redis.call('GET', P) then",
+	"    local who = redis.call('HMGET', S, 'p', 'n')",
+	"    pid, host = tonumber(who[1]) or 0, who[2] or ''",
+	"  end",
+	"  if r.w > 0 then",
+	"    count = redis.call('ZCOUNT', R, '(' .. fmt(now - r.w), '+inf')",
+	"  end",
+	"  return {r.s, r.f, r.o, r.h - now, pid, host, r.b, r.w, count}",
+	"end",
+	"return step[ARGV[1]]()",
+};
+
+/* The connection and what every step sends. */
+struct store {
+	struct redis	 conn;
+	const struct store_url *url;
+	const char	*password;	/* the URL's, else REDISCLI_AUTH's */
+	int64_t		 timeout;	/* --store-timeout */
+	char		 keys[NKEYS][256];
+	char		 token[17];	/* this run's: its lease, its retries */
+	unsigned long	 retries;	/* taken by this run */
+	char		 pid[24];
+	char		 host[65];
+	char		 script[8192];
+	char		 sha[41];
+	int		 failed;	/* no more calls in this run */
+	int		 answered;	/* a step has succeeded */
+};
+
+static struct store	 the_store;
+
+/* ---- The script's name: its SHA-1 (FIPS 180-4) ----------------------- */
+
+static uint32_t
+rol(uint32_t x, int n)
+{
+	return x << n | x >> (32 - n);
+}
+
+static void
+sha1_block(uint32_t h[5], const unsigned char *p)
+{
+	uint32_t w[80], v[5], f, k, t;
+	size_t i;
+
+	for (i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		    (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
+	for (; i < 80; i++)
+		w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+	memcpy(v, h, sizeof(v));
+	for (i = 0; i < 80; i++) {
+		if (i < 20)
+			f = (v[1] & v[2]) | (~v[1] & v[3]), k = 0x5a827999;
+		else if (i < 40)
+			f = v[1] ^ v[2] ^ v[3], k = 0x6ed9eba1;
+		else if (i < 60)
+			f = (v[1] & v[2]) | (v[1] & v[3]) | (v[2] & v[3]),
+			    k = 0x8f1bbcdc;
+		else
+			f = v[1] ^ v[2] ^ v[3], k = 0xca62c1d6;
+		t = rol(v[0], 5) + f + v[4] + k + w[i];
+		v[4] = v[3];
+		v[3] = v[2];
+		v[2] = rol(v[1], 30);
+		v[1] = v[0];
+		v[0] = t;
+	}
+	for (i = 0; i < 5; i++)
+		h[i] += v[i];
+}
+
+/* EVALSHA names a script by the SHA-1 of its text, in hexadecimal. */
+static void
+sha1_hex(const char *s, size_t len, char out[41])
+{
+	uint32_t h[5] = { 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476,
+	    0xc3d2e1f0 };
+	uint64_t bits = (uint64_t)len * 8;
+	unsigned char block[64];
+	size_t i, n;
+
+	for (i = 0; i + 64 <= len; i += 64)
+		sha1_block(h, (const unsigned char *)s + i);
+	n = len - i;
+	memcpy(block, s + i, n);
+	block[n++] = 0x80;
+	if (n > 56) {
+		memset(block + n, 0, 64 - n);
+		sha1_block(h, block);
+		n = 0;
+	}
+	memset(block + n, 0, 56 - n);
+	for (i = 0; i < 8; i++)
+		block[56 + i] = (unsigned char)(bits >> (56 - 8 * i));
+	sha1_block(h, block);
+	for (i = 0; i < 5; i++)
+		(void)snprintf(out + 8 * i, 9, "%08" PRIx32, h[i]);
+}
+
+/* ---- Steps ------------------------------------------------------------ */
+
+/*
+ * The store failed: said once in c->err, and not used again in the run.
+ * denied: it refused retry's credentials or rights, which c->denied keeps
+ * when no step had been answered yet.  No store, no probe.
+ */
+static enum circuit_step
+store_failed(struct circuit *c, int denied, const char *fmt, ...)
+{
+	struct store *s = c->store;
+	va_list ap;
+	size_t n;
+
+	s->failed = 1;
+	redis_close(&s->conn);
+	c->denied = denied && !s->answered;
+	c->probing = 0;
+	n = (size_t)snprintf(c->err, sizeof(c->err), "store %s: ",
+	    s->url->shown);
+	if (n < sizeof(c->err)) {
+		va_start(ap, fmt);
+		/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+		(void)vsnprintf(c->err + n, sizeof(c->err) - n, fmt, ap);
+		va_end(ap);
+	}
+	return STEP_STORE;
+}
+
+/* Does the error reply say words (its first 200 bytes)? */
+static int
+says(const struct reply *rep, const char *words)
+{
+	char text[201];
+
+	(void)snprintf(text, sizeof(text), "%.*s", (int)(rep->len > 200 ?
+	    200 : rep->len), rep->str);
+	return strstr(text, words) != NULL;
+}
+
+/*
+ * An error reply that says retry lacks a password (Redis 7 refuses a
+ * long command before AUTH as a "Protocol error: unauthenticated"), or
+ * the rights to run the script: the ACL checks each command it runs.
+ */
+static int
+no_password(const struct reply *rep)
+{
+	return reply_is(rep, "NOAUTH") || says(rep, "unauthenticated");
+}
+
+static int
+no_rights(const struct reply *rep)
+{
+	return reply_is(rep, "NOPERM") || reply_is(rep, "WRONGPASS") ||
+	    says(rep, "can't run this command") ||
+	    says(rep, "no permissions");
+}
+
+/* What came of a call, as a step says it. */
+static enum circuit_step
+judge(struct circuit *c, enum redis_io io, const struct reply *rep,
+    int by_deadline)
+{
+	struct store *s = c->store;
+	char d[32];
+
+	switch (io) {
+	case REDIS_DONE:
+		break;
+	case REDIS_TIMEOUT:
+		if (by_deadline)
+			return STEP_TIMEOUT;
+		return store_failed(c, 0, "no answer within %s",
+		    fmt_duration(d, sizeof(d), s->timeout));
+	case REDIS_SIGNAL:
+		return STEP_SIGNAL;
+	case REDIS_FAILED:
+		return store_failed(c, 0, "%s", s->conn.err);
+	case REDIS_DENIED:
+		return store_failed(c, 1, "%s", s->conn.err);
+	}
+	if (rep->type == REPLY_ERROR && no_password(rep))
+		return store_failed(c, 1, "the server wants a password: give "
+		    "it in the URL or REDISCLI_AUTH");
+	if (rep->type == REPLY_ERROR)
+		return store_failed(c, no_rights(rep), "%.*s", (int)(rep->len >
+		    200 ? 200 : rep->len), rep->str);
+	s->answered = 1;
+	return STEP_DONE;
+}
+
+/*
+ * Runs a step of the script: EVALSHA, or EVAL when the server does not
+ * have it yet (NOSCRIPT), connecting first if need be; all before until,
+ * or the store's timeout from now when that comes first.  A signal that
+ * ends it is taken into c->signal when take_signal, else left for the
+ * caller's caller (an attempt's watch).
+ */
+static enum circuit_step
+step(struct circuit *c, int64_t until, int take_signal, int nargs,
+    const char *const args[], const struct reply **rep)
+{
+	struct store *s = c->store;
+	const char *argv[3 + NKEYS + ARGS_MAX];
+	size_t len[3 + NKEYS + ARGS_MAX];
+	int64_t start = monotonic_now(), end = until;
+	enum circuit_step st;
+	enum redis_io io = REDIS_DONE;
+	int i, argc = 0, by_deadline = 1;
+
+	*rep = NULL;
+	if (s->failed)
+		return STEP_STORE;	/* c->err still says why */
+	c->err[0] = '\0';
+	if (s->timeout < until - start) {
+		end = start + s->timeout;
+		by_deadline = 0;
+	}
+	if (!redis_connected(&s->conn))
+		io = redis_connect(&s->conn, s->url, s->password, end);
+	argv[argc++] = "EVALSHA";
+	argv[argc++] = s->sha;
+	argv[argc++] = "3";
+	for (i = 0; i < NKEYS; i++)
+		argv[argc++] = s->keys[i];
+	for (i = 0; i < nargs; i++)
+		argv[argc++] = args[i];
+	for (i = 0; i < argc; i++)
+		len[i] = strlen(argv[i]);
+	if (io == REDIS_DONE)
+		io = redis_call(&s->conn, end, argc, argv, len, rep);
+	if (io == REDIS_DONE && reply_is(*rep, "NOSCRIPT")) {
+		argv[0] = "EVAL";
+		argv[1] = s->script;
+		len[0] = 4;
+		len[1] = strlen(s->script);
+		io = redis_call(&s->conn, end, argc, argv, len, rep);
+	}
+	st = judge(c, io, *rep, by_deadline);
+	if (st == STEP_SIGNAL) {
+		redis_close(&s->conn);
+		if (take_signal)
+			c->signal = proc_caught();
+	}
+	return st;
+}
+
+/* A reply that is not what the script returns: the store is not ours. */
+static enum circuit_step
+unexpected(struct circuit *c)
+{
+	return store_failed(c, 0, "an unexpected reply");
+}
+
+/* Microseconds of the server's into nanoseconds, within a duration. */
+static int64_t
+ns(long long us)
+{
+	if (us > US_MAX)
+		us = US_MAX;
+	if (us < -US_MAX)
+		us = -US_MAX;
+	return (int64_t)us * 1000;
+}
+
+/* An array of n, whose element i is an integer (the others checked apart). */
+static int
+integers(const struct reply *rep, size_t n)
+{
+	size_t i;
+
+	if (rep->type != REPLY_ARRAY || rep->n != n)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (rep->elem[i].type != REPLY_INTEGER &&
+		    rep->elem[i].type != REPLY_BULK)
+			return 0;
+	return 1;
+}
+
+static int
+int_at(const struct reply *rep, size_t i, long long *v)
+{
+	if (rep->elem[i].type != REPLY_INTEGER)
+		return -1;
+	*v = rep->elem[i].integer;
+	return 0;
+}
+
+/* See circuit_admit(). */
+enum circuit_step
+store_admit(struct circuit *c, int64_t until, long budget, int64_t window,
+    enum verdict *v, int64_t *wait)
+{
+	struct store *s = c->store;
+	char n[24], w[24], lease[24];
+	const char *args[] = { "admit", n, w, s->token, lease, s->pid, s->host };
+	const struct reply *rep;
+	enum circuit_step st;
+	long long verdict, us;
+
+	(void)snprintf(n, sizeof(n), "%ld", budget);
+	(void)snprintf(w, sizeof(w), "%lld", (long long)(window / 1000));
+	(void)snprintf(lease, sizeof(lease), "%d", STORE_LEASE_MS);
+	if ((st = step(c, until, 1, 7, args, &rep)) != STEP_DONE)
+		return st;
+	if (!integers(rep, 2) || int_at(rep, 0, &verdict) == -1 ||
+	    int_at(rep, 1, &us) == -1 || verdict < 0 || verdict > 2)
+		return unexpected(c);
+	*v = verdict == 0 ? ADMIT_GO : verdict == 1 ? ADMIT_PROBE : ADMIT_WAIT;
+	*wait = *v == ADMIT_WAIT && us > 0 ? ns(us) : 0;
+	c->probing = *v == ADMIT_PROBE;
+	return STEP_DONE;
+}
+
+/*
+ * See circuit_result().  The end of an attempt is a fact to record, also
+ * when the deadline or a signal stopped it: the store's timeout alone
+ * bounds the step, so that an attempt stopped at the deadline still
+ * counts, and a probe interrupted gives its lease back.
+ */
+enum circuit_step
+store_result(struct circuit *c, int success, const struct breaker *b,
+    double u)
+{
+	struct store *s = c->store;
+	char trip[24], cool[24], cap[24], draw[32];
+	const char *args[] = { "result", success ? "1" : "0", trip, cool, cap,
+	    draw, s->token };
+	const struct reply *rep;
+	enum circuit_step st;
+
+	(void)snprintf(trip, sizeof(trip), "%ld", b->trip);
+	(void)snprintf(cool, sizeof(cool), "%lld", (long long)(b->cool / 1000));
+	(void)snprintf(cap, sizeof(cap), "%lld", (long long)(b->cap / 1000));
+	(void)snprintf(draw, sizeof(draw), "%.17g", u);
+	st = step(c, NEVER, 1, 7, args, &rep);
+	c->probing = 0;
+	if (st == STEP_DONE && rep->type != REPLY_INTEGER)
+		return unexpected(c);
+	return st;
+}
+
+/* See circuit_take_retry().  Each retry is a member of its own. */
+enum circuit_step
+store_take_retry(struct circuit *c, int64_t until, long n, int64_t window,
+    int64_t *wait)
+{
+	struct store *s = c->store;
+	char count[24], w[24], member[48];
+	const char *args[] = { "take", count, w, member };
+	const struct reply *rep;
+	enum circuit_step st;
+
+	(void)snprintf(count, sizeof(count), "%ld", n);
+	(void)snprintf(w, sizeof(w), "%lld", (long long)(window / 1000));
+	(void)snprintf(member, sizeof(member), "%s:%lu", s->token,
+	    ++s->retries);
+	if ((st = step(c, until, 1, 4, args, &rep)) != STEP_DONE)
+		return st;
+	if (rep->type != REPLY_INTEGER || rep->integer < 0)
+		return unexpected(c);
+	*wait = ns(rep->integer);
+	return STEP_DONE;
+}
+
+/*
+ * While the probe's attempt runs: its lease renewed.  Another run that
+ * took it over (this one's renewals failed for longer than the lease)
+ * ends this run's probe: c->probing is 0 then.  A signal is left for the
+ * attempt's watch.
+ */
+enum circuit_step
+store_renew(struct circuit *c)
+{
+	struct store *s = c->store;
+	char lease[24];
+	const char *args[] = { "renew", s->token, lease };
+	const struct reply *rep;
+	enum circuit_step st;
+
+	if (!c->probing)
+		return STEP_DONE;
+	(void)snprintf(lease, sizeof(lease), "%d", STORE_LEASE_MS);
+	if ((st = step(c, NEVER, 0, 3, args, &rep)) != STEP_DONE)
+		return st;
+	if (rep->type != REPLY_INTEGER)
+		return unexpected(c);
+	c->probing = rep->integer == 1;
+	return STEP_DONE;
+}
+
+/* See circuit_reset(): every key of the name goes. */
+enum circuit_step
+store_reset(struct circuit *c)
+{
+	const char *args[] = { "reset" };
+	const struct reply *rep;
+
+	return step(c, NEVER, 1, 1, args, &rep);
+}
+
+/* See circuit_view(). */
+enum circuit_step
+store_view(struct circuit *c, struct circuit_view *view)
+{
+	const char *args[] = { "view" };
+	const struct reply *rep;
+	enum circuit_step st;
+	long long v[9];
+	const struct reply *host;
+	size_t i;
+
+	memset(view, 0, sizeof(*view));
+	if ((st = step(c, NEVER, 1, 1, args, &rep)) != STEP_DONE)
+		return st;
+	if (!integers(rep, 9) || rep->elem[5].type != REPLY_BULK)
+		return unexpected(c);
+	for (i = 0; i < 9; i++)
+		if (i != 5 && int_at(rep, i, &v[i]) == -1)
+			return unexpected(c);
+	host = &rep->elem[5];
+	view->state = v[0] == 1 ? OPEN : v[0] == 2 ? HALF_OPEN : CLOSED;
+	view->failures = (long)(v[1] < 0 || v[1] > INT32_MAX ? 0 : v[1]);
+	view->openings = (long)(v[2] < 0 || v[2] > INT32_MAX ? 0 : v[2]);
+	view->half_opens_in = ns(v[3]);
+	view->probe = (long)(v[4] < 0 || v[4] > INT32_MAX ? 0 : v[4]);
+	(void)snprintf(view->probe_host, sizeof(view->probe_host), "%.*s",
+	    (int)(host->len < 64 ? host->len : 64), host->str);
+	view->budget = (long)(v[6] < 0 || v[6] > BUDGET_MAX ? 0 : v[6]);
+	view->window = v[7] > 0 ? ns(v[7]) : 0;
+	view->retries = (long)(v[8] < 0 || v[8] > BUDGET_MAX ? 0 : v[8]);
+	return STEP_DONE;
+}
+
+/* ---- Opening ---------------------------------------------------------- */
+
+/*
+ * The store of c, at u, each step bounded by timeout: nothing is sent
+ * yet; the first step connects.  The password is the URL's, else
+ * REDISCLI_AUTH's, which keeps it off the process list.
+ */
+void
+store_open(struct circuit *c, const struct store_url *u, int64_t timeout)
+{
+	struct store *s = &the_store;
+	const char *auth = getenv("REDISCLI_AUTH");
+	size_t i, len = 0;
+
+	memset(s, 0, sizeof(*s));
+	redis_init(&s->conn);
+	s->url = u;
+	s->timeout = timeout;
+	s->password = u->has_password ? u->password : auth != NULL &&
+	    *auth != '\0' ? auth : NULL;
+	(void)snprintf(s->keys[0], sizeof(s->keys[0]), "retry:{%s}:state",
+	    c->name);
+	(void)snprintf(s->keys[1], sizeof(s->keys[1]), "retry:{%s}:probe",
+	    c->name);
+	(void)snprintf(s->keys[2], sizeof(s->keys[2]), "retry:{%s}:retries",
+	    c->name);
+	(void)snprintf(s->token, sizeof(s->token), "%016" PRIx64,
+	    random_nonce());
+	(void)snprintf(s->pid, sizeof(s->pid), "%ld", (long)getpid());
+	if (gethostname(s->host, sizeof(s->host) - 1) == -1)
+		(void)snprintf(s->host, sizeof(s->host), "unknown");
+	/* It fits: the tests run it. */
+	for (i = 0; i < sizeof(script_lines) / sizeof(script_lines[0]) &&
+	    len < sizeof(s->script); i++)
+		len += (size_t)snprintf(s->script + len, sizeof(s->script) - len,
+		    "%s\n", script_lines[i]);
+	sha1_hex(s->script, len, s->sha);
+	c->store = s;
+}
