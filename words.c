@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * What a run says on stderr: the policy (-v), each retry and its delay,
+ * and the one line on why it ended, all written as retry(1) shows them.
+ */
+#include "compat.h"	/* first: the feature macros */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg.h"
+#include "parse.h"
+#include "run.h"
+
+static const char *const outcome_names[] = {
+	"running", "success", "status not retryable", "attempts used up",
+	"deadline", "interrupted", "cannot run the command",
+	"output matched --stop-on-output", "circuit open", "retry budget spent",
+	"the reader of the output has gone", "store unavailable",
+};
+
+/* The same outcomes as a report's "outcome". */
+static const char *const outcome_keys[] = {
+	"running", "success", "not_retryable", "attempts_exhausted",
+	"deadline", "interrupted", "not_retryable", "not_retryable",
+	"circuit_open", "budget_spent", "not_retryable", "store_unavailable",
+};
+
+const char *
+outcome_key(enum outcome o)
+{
+	return outcome_keys[o];
+}
+
+/* -v: the policy as the run understood it, before the first attempt. */
+void
+say_policy(const struct policy *p, const struct run *r)
+{
+	char on[1024], base[32], cap[32], timeout[32], deadline[32];
+	struct codes retry_on;
+	int i;
+
+	if (!msg_verbose())
+		return;		/* formatting it costs a run's start-up */
+	memset(&retry_on, 0, sizeof(retry_on));
+	for (i = 0; i < 256; i++)
+		if (codes_has(&p->on, i) && !codes_has(&p->stop_on, i))
+			codes_add(&retry_on, i);
+	detail("policy: %ld attempts (0: no limit), delay %s x %g up to %s "
+	    "with %s jitter, retry on %s, timeout %s, deadline %s, key %s",
+	    p->attempts, fmt_duration(base, sizeof(base), p->base), p->factor,
+	    fmt_duration(cap, sizeof(cap), p->cap), jitter_name(p->jitter),
+	    fmt_codes(on, sizeof(on), &retry_on),
+	    p->timeout ? fmt_duration(timeout, sizeof(timeout), p->timeout) :
+	    "none",
+	    r->deadline == NEVER ? "none" : fmt_duration(deadline,
+	    sizeof(deadline), r->deadline - r->start),
+	    getenv("RETRY_IDEMPOTENCY_KEY"));
+}
+
+/* "attempt 2/5", or "attempt 2" when attempts are unlimited. */
+static const char *
+attempt_label(char *buf, size_t size, const struct policy *p,
+    const struct run *r)
+{
+	if (p->attempts == 0)
+		(void)snprintf(buf, size, "attempt %ld", r->attempt);
+	else
+		(void)snprintf(buf, size, "attempt %ld/%ld", r->attempt,
+		    p->attempts);
+	return buf;
+}
+
+/* How the last attempt ended: "failed with exit 1", "killed by SIGKILL". */
+static const char *
+attempt_end(char *buf, size_t size, const struct policy *p,
+    const struct run *r)
+{
+	char name[32], d[32];
+
+	if (r->end.error != 0)
+		(void)snprintf(buf, size, "could not start: %s",
+		    strerror(r->end.error));
+	else if (r->timed_out == AT_DEADLINE)
+		(void)snprintf(buf, size, "timed out at the deadline");
+	else if (r->timed_out == TIMED_OUT)
+		(void)snprintf(buf, size, "timed out after %s",
+		    fmt_duration(d, sizeof(d), p->timeout));
+	else if (r->end.termsig != 0)
+		(void)snprintf(buf, size, "killed by %s",
+		    signal_name(name, sizeof(name), r->end.termsig));
+	else if (r->status == 0)
+		(void)snprintf(buf, size, "succeeded");
+	else
+		(void)snprintf(buf, size, "failed with exit %d", r->status);
+	return buf;
+}
+
+/* -v: where a backoff delay came from. */
+static void
+explain_delay(const struct policy *p, const struct step *st)
+{
+	char delay[32], lo[32], hi[32], step[32], cap[32];
+
+	detail("drew %s from [%s, %s]: %s jitter, step %s%s%s",
+	    fmt_duration(delay, sizeof(delay), st->delay),
+	    fmt_duration(lo, sizeof(lo), st->lo),
+	    fmt_duration(hi, sizeof(hi), st->hi), jitter_name(p->jitter),
+	    fmt_duration(step, sizeof(step), st->step),
+	    st->capped ? ", cut to the cap " : "",
+	    st->capped ? fmt_duration(cap, sizeof(cap), p->cap) : "");
+}
+
+/*
+ * "attempt 1/5 failed with exit 1; next in 0.250s", with what a hint
+ * adds, and with -v how the delay was drawn when no hint gave it.
+ */
+void
+say_retry(const struct policy *p, const struct run *r, const struct step *st,
+    const char *hint)
+{
+	char label[64], end[96], d[32];
+
+	say("%s %s; next in %ss%s", attempt_label(label, sizeof(label), p, r),
+	    attempt_end(end, sizeof(end), p, r),
+	    fmt_seconds(d, sizeof(d), 0, r->delay), hint);
+	if (!r->from_hint)
+		explain_delay(p, st);
+}
+
+/*
+ * A "--" after the command that was not found: the command is likely a
+ * word of a value, as in "-D 5 mins -- cmd", where options ended at "mins".
+ */
+static int
+later_separator(char *const argv[])
+{
+	int i;
+
+	for (i = 1; argv[i] != NULL; i++)
+		if (strcmp(argv[i], "--") == 0)
+			return 1;
+	return 0;
+}
+
+/* Why the run ended before any attempt, or at its deadline. */
+static void
+say_deadline(const struct policy *p, const struct run *r, const char *label,
+    const char *end)
+{
+	char t[32];
+
+	if (r->attempt == 0 && r->deadline <= r->start)
+		say("the deadline has passed; not running '%s'", p->argv[0]);
+	else if (r->attempt == 0 && p->splay > 0)
+		say("the splay would pass the deadline; not running '%s'",
+		    p->argv[0]);
+	else if (r->attempt == 0)
+		say("the deadline came before the first attempt; not running "
+		    "'%s'", p->argv[0]);
+	else if (r->timed_out == AT_DEADLINE)
+		say("%s %s; giving up", label, end);
+	else
+		say("%s %s; giving up: a delay of %ss would pass the deadline",
+		    label, end, fmt_seconds(t, sizeof(t), 0, r->delay));
+}
+
+/* Interrupted by a signal retry got, or by the keyboard's in the attempt. */
+static void
+say_interrupted(const struct run *r, const char *label, const char *end)
+{
+	char name[32];
+
+	if (r->attempt == 0)
+		say("interrupted by %s before the first attempt",
+		    signal_name(name, sizeof(name), r->interrupt));
+	else if (r->interrupt != 0)
+		say("%s %s; giving up: interrupted by %s", label, end,
+		    signal_name(name, sizeof(name), r->interrupt));
+	else
+		say("%s %s; giving up: interrupted", label, end);
+}
+
+/* The one line that says why the run ended. */
+static void
+say_why(const struct policy *p, const struct run *r)
+{
+	char label[64], end[96];
+
+	attempt_label(label, sizeof(label), p, r);
+	attempt_end(end, sizeof(end), p, r);
+	switch (r->why) {
+	case SUCCEEDED:
+	case RUNNING:
+		break;
+	case CANNOT_RUN:
+		say("cannot run '%s': %s%s", p->argv[0], strerror(r->end.error),
+		    r->end.error == ENOENT && later_separator(p->argv) ?
+		    " (options end at the first operand: a value has no "
+		    "spaces)" : "");
+		break;
+	case NOT_RETRYABLE:
+		say("%s %s; giving up: status %d is not retryable", label, end,
+		    r->status);
+		break;
+	case EXHAUSTED:	/* -o 0 retries a success: nothing to give up */
+		say("%s %s; %sno attempts left", label, end,
+		    r->status == 0 && !r->on_hit ? "" : "giving up: ");
+		break;
+	case READER_GONE:
+		say("%s %s; giving up: the reader of the output has gone",
+		    label, end);
+		break;
+	case DEADLINE:
+		say_deadline(p, r, label, end);
+		break;
+	case INTERRUPTED:
+		say_interrupted(r, label, end);
+		break;
+	case OUTPUT_STOP:
+		say("%s %s; giving up: its output matched --stop-on-output",
+		    label, end);
+		break;
+	case CIRCUIT_OPEN:
+		say("circuit %s stays open past the deadline; giving up",
+		    p->circuit);
+		break;
+	case BUDGET_SPENT:
+		say("%s %s; giving up: the retry budget of circuit %s is spent "
+		    "past the deadline", label, end, p->circuit);
+		break;
+	case STORE_DOWN:
+		say("%s; giving up (--store-fail closed)", r->store_err);
+		break;
+	}
+}
+
+/* Why the run ended and, with -v, a summary of it. */
+void
+say_end(const struct policy *p, const struct run *r)
+{
+	char t[32], s[32];
+
+	say_why(p, r);
+	detail("%ld attempt%s in %ss, %ss asleep; stopped: %s", r->attempt,
+	    r->attempt == 1 ? "" : "s",
+	    fmt_seconds(t, sizeof(t), 0, monotonic_now() - r->start),
+	    fmt_seconds(s, sizeof(s), 0, r->asleep), outcome_names[r->why]);
+}
