@@ -271,6 +271,10 @@ relay_init(struct relay *r, int replay, int hold, const regex_t *on,
 	}
 	pump_reset(r, &r->out, -1, -1);
 	pump_reset(r, &r->err, -1, -1);
+	r->out.buf = r->outbuf;
+	r->out.line = r->outline;
+	r->err.buf = r->errbuf;
+	r->err.line = r->errline;
 	r->child_fd[0] = r->child_fd[1] = r->child_fd[2] = -1;
 	r->failed = NULL;
 	if (init_input(r, replay) == -1)
@@ -582,9 +586,9 @@ pass_buffered(struct relay *r, struct pump *p)
 	ssize_t n;
 
 	if (p->file)
-		n = pread(p->from, p->buf, sizeof(p->buf), p->pos);
+		n = pread(p->from, p->buf, CHUNK, p->pos);
 	else
-		n = read(p->from, p->buf, sizeof(p->buf));
+		n = read(p->from, p->buf, CHUNK);
 	if (n > 0) {
 		p->pos += n;
 		if (!p->file)
@@ -680,7 +684,7 @@ pass_teed(struct relay *r, struct pump *p)
 {
 	ssize_t n;
 
-	n = tee(p->from, p->to, sizeof(p->buf), SPLICE_F_NONBLOCK);
+	n = tee(p->from, p->to, CHUNK, SPLICE_F_NONBLOCK);
 	if (n == -1)
 		return not_spliced(r, p);
 	if (n == 0)

@@ -31,7 +31,6 @@ enum sink {
 
 /* Output copied to one of retry's own streams: a child's pipe or held file. */
 struct pump {
-	/* The small fields first: a run that relays nothing touches no more. */
 	int		 from, to;	/* -1 when closed */
 	int		 file;		/* from is the held file, read at pos */
 	enum sink	 sink;		/* what `to` takes */
@@ -41,8 +40,8 @@ struct pump {
 	size_t		 off, len;	/* in buf, still to be written */
 	size_t		 linelen;	/* of the line begun in line */
 	int		 skipping;	/* past LINEMAX, until the newline */
-	char		 buf[CHUNK];
-	char		 line[LINEMAX];
+	char		*buf;		/* CHUNK bytes, in struct relay */
+	char		*line;		/* LINEMAX bytes, in struct relay */
 };
 
 struct relay {
@@ -66,10 +65,17 @@ struct relay {
 	enum sink	 sink[3];	/* what retry's stdout and stderr take */
 	struct pump	 out, err;
 	int		 child_fd[3];	/* the attempt's stdio; -1: retry's own */
+	const char	*failed;	/* what failed, errno tells why */
 
+	/*
+	 * The buffers last, after every small field: a run that relays
+	 * nothing touches none of their pages (each first touch is a page
+	 * fault), one that relays only some, only those.
+	 */
 	char		 chunk[CHUNK];
 	char		 feed[CHUNK];
-	const char	*failed;	/* what failed, errno tells why */
+	char		 outbuf[CHUNK], errbuf[CHUNK];
+	char		 outline[LINEMAX], errline[LINEMAX];
 };
 
 int	relay_init(struct relay *, int, int, const regex_t *, const regex_t *);
