@@ -665,6 +665,18 @@ findings() {
 	echo
 }
 
+# Was the machine quiet?  The 1-minute load average before the first
+# measurement, against 0.5; later ones count the bench's own processes.
+quiet_or_not() {
+	l=$(echo "$load_start" | cut -d' ' -f1)
+	if le "$l" 0.5; then
+		printf 'The machine was quiet when the run began: 1-minute load average %s.' "$l"
+	else
+		printf 'The machine was **not quiet** when the run began: 1-minute load average %s, other work was running; figures are noisier than on an idle machine (paired rounds keep the ratios fair to both sides).' "$l"
+	fi
+	printf '  While it runs, the bench keeps one to four processes of its own busy, which the load averages given with each section count too.\n'
+}
+
 # --- RESULTS.md -------------------------------------------------------------
 say "writing $out/RESULTS.md"
 b() { printf '`%s`' "$*"; }
@@ -676,6 +688,8 @@ Written by \`bench/run.sh\` ($mode mode$([ "$mode" = quick ] && echo ', a smoke 
 Every figure comes from this run on this machine; times are medians, and
 comparisons are ratios of paired runs taken in interleaved rounds, never
 one absolute time.  Run it again with \`make bench\`.
+
+$(quiet_or_not)
 
 ## The machine
 
