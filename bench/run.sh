@@ -408,6 +408,56 @@ fstype() {
 	echo "$fs"
 }
 
+# Sections 6 to 9 run in the order 8, 6, 9, 7: the sleeps first, on a
+# machine that nothing of the bench has loaded yet, and last the crowd of
+# section 7, whose hundreds of processes lift the load average for a
+# minute after they are gone.
+# --- 8. sleep accuracy (issue 10) ---------------------------------------------
+say "8. sleep accuracy at 20 ms, 2 s and 10 s"
+wake_load0=$(loadavg)
+# wake_runs DELAY NS COUNT ATTEMPTS STAGGER: COUNT runs of ATTEMPTS failing
+# attempts DELAY (NS) apart, started STAGGER seconds apart, in the
+# background; beside each, the floor: bench/oversleep, as many sleeps.
+wake_runs() {
+	k=0
+	while [ "$k" -lt "$3" ]; do
+		"$retry" -n "$4" -j none -b "$1" -c "$1" \
+		    --report "$work/wake.$1.$k.json" false \
+		    </dev/null >/dev/null 2>&1 &
+		"$bench/oversleep" "$2" $(($4 - 1)) >"$work/floor.$1.$k" &
+		k=$((k + 1))
+		sleep "$5"
+	done
+}
+# Samples: runs x (attempts - 1); full: 200, 200 and 120; quick: 20, 3, 1.
+if [ "$mode" = full ]; then
+	wake_runs 10s 10000000000 "$wake_10s" 7 0.5
+	wake_runs 2s 2000000000 "$wake_2s" 11 0.1
+	wake_n=51
+else
+	wake_runs 10s 10000000000 "$wake_10s" 2 0.5
+	wake_runs 2s 2000000000 "$wake_2s" 2 0.1
+	wake_n=21
+fi
+k=0
+while [ "$k" -lt "$wake_20ms" ]; do
+	"$retry" -n "$wake_n" -j none -b 20ms -c 20ms \
+	    --report "$work/wake.20ms.$k.json" false </dev/null >/dev/null 2>&1 ||
+	    true
+	"$bench/oversleep" 20000000 $((wake_n - 1)) >"$work/floor.20ms.$k"
+	k=$((k + 1))
+done
+wait
+wake_table=$(
+	for d in 20ms 2s 10s; do
+		stats "$bench/wake.awk" -v label="$d, retry" -v key="wake_$d" \
+		    -v sum="$sum" "$work"/wake."$d".*.json
+		stats "$bench/wake.awk" -v label="$d, floor (bench/oversleep)" \
+		    -v key="floor_$d" -v sum="$sum" "$work"/floor."$d".*
+	done
+)
+wake_load1=$(loadavg)
+
 # --- 6. throughput (issue 15) -------------------------------------------------
 say "6. throughput: $tp_rounds paired rounds of $((tp_bytes / 1048576)) MiB"
 tp_load0=$(loadavg)
@@ -458,64 +508,6 @@ rm -f "$work/text"
 hwm_I=$(hwm "$work/hwm.I") hwm_O=$(hwm "$work/hwm.O") hwm_M=$(hwm "$work/hwm.M")
 tp_load1=$(loadavg)
 
-# --- 7. one circuit, many runs (issue 15) --------------------------------------
-say "7. one circuit: $crowd_rounds paired crowds of $crowd runs"
-crowd_load0=$(loadavg)
-mkdir "$work/state"
-crowd_fs=$(fstype "$work/state")
-RETRY_STATE_DIR=$work/state "$bench/crowd" -n "$crowd" -r "$crowd_rounds" \
-    "$retry" -n 5 -b 1ms -c 1ms -j none --trip 1000000 --circuit bench -- false \
-    :: "$retry" -n 5 -b 1ms -c 1ms -j none -- false >"$work/crowd.txt"
-crowd_table=$(stats "$bench/crowd.awk" -v attempts=$((crowd * 5)) \
-    -v sum="$sum" "$work/crowd.txt")
-crowd_load1=$(loadavg)
-
-# --- 8. sleep accuracy (issue 10) ---------------------------------------------
-say "8. sleep accuracy at 20 ms, 2 s and 10 s"
-wake_load0=$(loadavg)
-# wake_runs DELAY NS COUNT ATTEMPTS STAGGER: COUNT runs of ATTEMPTS failing
-# attempts DELAY (NS) apart, started STAGGER seconds apart, in the
-# background; beside each, the floor: bench/oversleep, as many sleeps.
-wake_runs() {
-	k=0
-	while [ "$k" -lt "$3" ]; do
-		"$retry" -n "$4" -j none -b "$1" -c "$1" \
-		    --report "$work/wake.$1.$k.json" false \
-		    </dev/null >/dev/null 2>&1 &
-		"$bench/oversleep" "$2" $(($4 - 1)) >"$work/floor.$1.$k" &
-		k=$((k + 1))
-		sleep "$5"
-	done
-}
-# Samples: runs x (attempts - 1); full: 200, 200 and 120; quick: 20, 3, 1.
-if [ "$mode" = full ]; then
-	wake_runs 10s 10000000000 "$wake_10s" 7 0.5
-	wake_runs 2s 2000000000 "$wake_2s" 11 0.1
-	wake_n=51
-else
-	wake_runs 10s 10000000000 "$wake_10s" 2 0.5
-	wake_runs 2s 2000000000 "$wake_2s" 2 0.1
-	wake_n=21
-fi
-k=0
-while [ "$k" -lt "$wake_20ms" ]; do
-	"$retry" -n "$wake_n" -j none -b 20ms -c 20ms \
-	    --report "$work/wake.20ms.$k.json" false </dev/null >/dev/null 2>&1 ||
-	    true
-	"$bench/oversleep" 20000000 $((wake_n - 1)) >"$work/floor.20ms.$k"
-	k=$((k + 1))
-done
-wait
-wake_table=$(
-	for d in 20ms 2s 10s; do
-		stats "$bench/wake.awk" -v label="$d, retry" -v key="wake_$d" \
-		    -v sum="$sum" "$work"/wake."$d".*.json
-		stats "$bench/wake.awk" -v label="$d, floor (bench/oversleep)" \
-		    -v key="floor_$d" -v sum="$sum" "$work"/floor."$d".*
-	done
-)
-wake_load1=$(loadavg)
-
 # --- 9. start-up against the two-process floor (issue 11) ---------------------
 say "9. start-up: retry -n1 -- true against bench/floor true, $start_rounds rounds x 4"
 start_load0=$(loadavg)
@@ -556,6 +548,18 @@ fi
 [ -n "$shm" ] || note "/dev/shm is not a tmpfs here: the tmpfs rows are skipped."
 [ -z "$shm" ] || rm -rf "$shm"
 start_load1=$(loadavg)
+
+# --- 7. one circuit, many runs (issue 15) --------------------------------------
+say "7. one circuit: $crowd_rounds paired crowds of $crowd runs"
+crowd_load0=$(loadavg)
+mkdir "$work/state"
+crowd_fs=$(fstype "$work/state")
+RETRY_STATE_DIR=$work/state "$bench/crowd" -n "$crowd" -r "$crowd_rounds" \
+    "$retry" -n 5 -b 1ms -c 1ms -j none --trip 1000000 --circuit bench -- false \
+    :: "$retry" -n 5 -b 1ms -c 1ms -j none -- false >"$work/crowd.txt"
+crowd_table=$(stats "$bench/crowd.awk" -v attempts=$((crowd * 5)) \
+    -v sum="$sum" "$work/crowd.txt")
+crowd_load1=$(loadavg)
 
 # --- the verdicts ----------------------------------------------------------
 v_deb=– v_timeout=– r_deb=– r_timeout=–
