@@ -257,9 +257,9 @@ stuck_reader() {
 	disown	# no notice when teardown kills it
 }
 
-@test "a stdout reader that stops reading: -t still stops the attempt, stderr still flows, SIGTERM ends retry at once" {
+@test "a stdout reader that stops reading: --timeout still stops the attempt, stderr still flows, SIGTERM ends retry at once" {
 	stuck_reader
-	"$RETRY" --on-output x -n 1 -t 1500ms sh -c 'echo $$ >pid
+	"$RETRY" --on-output x -n 1 --timeout 1500ms sh -c 'echo $$ >pid
 		yes &
 		i=0; while [ $i -lt 100 ]; do echo "tick $i" >&2; sleep 0.05; i=$((i + 1)); done
 		wait' >stuck 2>err 3>&- &
@@ -267,7 +267,7 @@ stuck_reader() {
 	wait_for pid
 	# stderr goes on while stdout is stuck.
 	wait_for_text err '^tick 5$'
-	# -t: the attempt's group gets SIGTERM at 1.5 s.
+	# --timeout: the attempt's group gets SIGTERM at 1.5 s.
 	gone "$(cat pid)" 50
 	sleep 0.2
 	alive "$(cat bg.pid)"	# its output waits for the reader
@@ -277,9 +277,9 @@ stuck_reader() {
 	between "$took" 0 2000
 }
 
-@test "a stdout reader that stops reading: -d still stops the attempt, SIGTERM ends retry at once" {
+@test "a stdout reader that stops reading: --deadline still stops the attempt, SIGTERM ends retry at once" {
 	stuck_reader
-	"$RETRY" --on-output x -d 1500ms sh -c 'echo $$ >pid; exec yes' \
+	"$RETRY" --on-output x --deadline 1500ms sh -c 'echo $$ >pid; exec yes' \
 	    >stuck 2>err 3>&- &
 	echo $! >bg.pid
 	wait_for pid
@@ -324,21 +324,22 @@ stuck_reader() {
 	between "$took" 0 2000
 }
 
-@test "--replay-stdin to an attempt that never reads: -t still stops it" {
+@test "--replay-stdin to an attempt that never reads: --timeout still stops it" {
 	rc=0
 	t0=$(now_ms)
-	cat "$DATA/a" | "$RETRY" -I -n 1 -t 1s sh -c 'echo $$ >pid; sleep 30' \
+	cat "$DATA/a" | "$RETRY" -I -n 1 --timeout 1s sh -c 'echo $$ >pid; sleep 30' \
 	    2>err || rc=$?
 	[ "$rc" -eq 124 ]
 	between $(($(now_ms) - t0)) 900 5000
-	[ "$(cat err)" = "retry: attempt 1/1 timed out after 1s; giving up: no attempts left" ]
+	# The message itself is retry.c's: only that it says so.
+	[[ $(cat err) == "retry: attempt 1/1 timed out after 1"* ]]
 }
 
 @test "readers that have gone: the attempt's pipe closes (SIGPIPE), held output stops, as before" {
 	timeout 20 "$RETRY" --on-output x -n 1 cat "$DATA/a" 2>err |
 	    head -c 100 >/dev/null
 	[ "${PIPESTATUS[0]}" -eq 141 ]
-	[ "$(cat err)" = "retry: attempt 1/1 killed by SIGPIPE; giving up: no attempts left" ]
+	[[ $(cat err) == "retry: attempt 1/1 killed by SIGPIPE; giving up: "* ]]
 	# Matched already: spliced through, and still closed.
 	timeout 20 "$RETRY" --on-output '^' -n 1 cat "$DATA/a" 2>err |
 	    head -c 100 >/dev/null
