@@ -33,7 +33,7 @@
  * reading still cannot stop retry's loop.  Elsewhere, and where they
  * refuse a descriptor (EINVAL), read(2) and write(2) do the same work.
  */
-#define SPLICE_MAX	(1 << 20)	/* as much as any pipe holds */
+#define SPLICE_MAX	(1 << 20)	/* Linux's largest pipe (pipe-max-size) */
 
 /* ---- Helpers ------------------------------------------------------- */
 
