@@ -2,7 +2,8 @@
 # stats.awk.  -v names="a|b|..." labels the commands by index; -v bytes
 # is what each moves; -v pairs="key:i:j:label|..." asks for the median of
 # the paired ratios time(j) / time(i) (i's throughput as a share of j's),
-# written to sum as "key ratio lo hi".
+# written to sum as "key ratio lo hi"; with -v key, each command's median
+# time too, as "key_tINDEX ns".
 
 BEGIN {
 	nc = split(names, name, "|")
@@ -29,6 +30,8 @@ END {
 		m = median(all, n)
 		printf "| %s | %s | %.0f MB/s |\n", name[i + 1], ms(m),
 		    (m > 0 ? bytes / m * 1000 : 0)
+		if (key != "")
+			printf "%s_t%d %.0f\n", key, i, m >> sum
 	}
 	print ""
 	print "| path | against | throughput ÷ theirs (median of paired ratios) [95% CI] |"
