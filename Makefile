@@ -218,9 +218,10 @@ retry-sanitize: $(SRCS) $(HDRS) Makefile
 
 # The benchmarks of bench/ (see bench/RESULTS.md); QUICK=1 is a short
 # smoke run whose results go to $$TMPDIR, not over the committed ones.
-BENCH_HELPERS = bench/stamp bench/spawn bench/latency bench/herd
+BENCH_HELPERS = bench/stamp bench/spawn bench/latency bench/herd \
+	bench/floor bench/crowd bench/linematch bench/oversleep
 
-bench: retry $(BENCH_HELPERS)
+bench: retry tests/ptyrun $(BENCH_HELPERS)
 	QUICK=$(QUICK) sh bench/run.sh
 
 bench-helpers: $(BENCH_HELPERS)
@@ -242,6 +243,19 @@ bench/latency: bench/latency.c bench/common.c bench/bench.h
 
 bench/herd: bench/herd.c bench/common.c bench/bench.h
 	$(COMPILE) -o $@ bench/herd.c bench/common.c $(LDFLAGS)
+
+# The two-process floor of start-up: compiled as retry is.
+bench/floor: bench/floor.c compat.h
+	$(COMPILE) -o $@ bench/floor.c $(LDFLAGS)
+
+bench/crowd: bench/crowd.c bench/common.c bench/bench.h
+	$(COMPILE) -o $@ bench/crowd.c bench/common.c $(LDFLAGS)
+
+bench/linematch: bench/linematch.c compat.h
+	$(COMPILE) -o $@ bench/linematch.c $(LDFLAGS)
+
+bench/oversleep: bench/oversleep.c bench/common.c bench/bench.h
+	$(COMPILE) -o $@ bench/oversleep.c bench/common.c $(LDFLAGS)
 
 # libFuzzer targets (clang and its runtime, Debian's libclang-rt-14-dev):
 # each runs FUZZTIME seconds from the seeds in tests/fuzz/corpus/.

@@ -359,7 +359,8 @@ sleep_exactly(int64_t until)
  * descriptors are ready (their I/O is done here), or the monotonic time
  * until passes.  Returns 1 when something happened, 0 when nothing did
  * (the callers look at the clock and the flags again).  A long sleep wakes
- * a little early in poll(), then sleeps the rest exactly.
+ * a little early in poll(), then sleeps the rest exactly.  An until that
+ * has passed does the I/O that is ready, without waiting.
  */
 static int
 wait_event(int64_t until)
@@ -380,12 +381,14 @@ wait_event(int64_t until)
 		timeout = 0;
 	else if (until != NEVER) {
 		if ((left = until - monotonic_now()) <= 0)
-			return 0;
-		if (left < FINE_NS)
+			timeout = 0;
+		else if (left < FINE_NS)
 			return sleep_exactly(until);
-		left -= left / 512 + FINE_NS / 2;
-		timeout = left / 1000000 > INT_MAX ? INT_MAX :
-		    (int)(left / 1000000);
+		else {
+			left -= left / 512 + FINE_NS / 2;
+			timeout = left / 1000000 > INT_MAX ? INT_MAX :
+			    (int)(left / 1000000);
+		}
 	}
 	if ((ready = poll(fds, (nfds_t)n, timeout)) == -1) {
 		if (errno != EINTR)
@@ -413,13 +416,17 @@ proc_sleep(int64_t until)
 
 /*
  * Output still in flight goes out before retry moves on; a signal for
- * retry cuts it short (the caller handles it, it is not lost).
+ * retry cuts it short (the caller handles it, it is not lost).  Once one
+ * has come, the run is ending: what a stream does not take at once is
+ * dropped, as messages are (proc_may_write), so that a reader that has
+ * stopped reading cannot hold retry after it was told to go.
  */
 void
 proc_drain(void)
 {
 	while (!relay_output_done(io) && !any_caught())
-		(void)wait_event(NEVER);
+		if (wait_event(signalled ? 0 : NEVER) == 0 && signalled)
+			return;
 }
 
 /*

@@ -1,10 +1,13 @@
 /*
  * Input replay, output matching and held output for retry's attempts.
  * Memory stays constant whatever the amount of data: input is copied to an
- * unlinked file, output passes through one pipe-sized buffer per stream.
+ * unlinked file, output passes through one 64 KiB buffer per stream.
  */
 #include "compat.h"	/* first: the feature macros */
 
+#ifdef __linux__
+#include <sys/ioctl.h>		/* FIONREAD, beside splice(2) */
+#endif
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -20,6 +23,19 @@
 
 #include "files.h"
 #include "relay.h"
+
+/*
+ * Linux: splice(2) and tee(2) move data between a pipe and a file, or two
+ * pipes, inside the kernel.  With SPLICE_F_NONBLOCK they never wait for a
+ * pipe, whatever its descriptor's flags: so retry writes any amount to its
+ * own stdout or stderr, which it must not make non-blocking (their open
+ * file descriptions are shared with the caller), and a reader that stops
+ * reading still cannot stop retry's loop.  Elsewhere, and where they
+ * refuse a descriptor (EINVAL), read(2) and write(2) do the same work.
+ */
+#define SPLICE_MAX	(1 << 20)	/* Linux's largest pipe (pipe-max-size) */
+
+/* ---- Helpers ------------------------------------------------------- */
 
 static int
 fail(struct relay *r, const char *what)
@@ -46,68 +62,149 @@ new_pipe(int fds[2])
 	return fds[0] == -1 || fds[1] == -1 ? -1 : 0;
 }
 
-static void
-match_line(struct relay *r, struct pump *p)
+/*
+ * What fd takes at once without making retry wait for its reader: any
+ * amount for a pipe on Linux (splice and tee, above), and for a regular
+ * file or /dev/null, which never wait for one; elsewhere PIPE_BUF bytes
+ * once poll(2) says it is writable, which a terminal, a socket or a pipe
+ * then takes whole.
+ */
+static enum sink
+sink_of(int fd)
 {
-	p->line[p->linelen] = '\0';
-	if (r->on != NULL && regexec(r->on, p->line, 0, NULL, 0) == 0)
-		r->on_hit = 1;
-	if (r->stop != NULL && regexec(r->stop, p->line, 0, NULL, 0) == 0)
-		r->stop_hit = 1;
+	struct stat st, null;
+
+	if (fstat(fd, &st) == -1)
+		return SINK_SMALL;	/* writes will say what is wrong */
+#ifdef SPLICE_F_NONBLOCK
+	if (S_ISFIFO(st.st_mode))
+		return SINK_PIPE;
+#endif
+	if (S_ISREG(st.st_mode))
+		return SINK_FILE;
+	if (S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 &&
+	    S_ISCHR(null.st_mode) && null.st_rdev == st.st_rdev)
+		return SINK_FILE;
+	return SINK_SMALL;
 }
 
-/* Splits output into lines for the patterns; a long line by its start. */
-static void
-match_feed(struct relay *r, struct pump *p, const char *s, size_t n)
-{
-	size_t i;
+/* ---- Matching lines ------------------------------------------------ */
 
-	if (r->on == NULL && r->stop == NULL)
+/* A pattern that has matched once in an attempt needs no more lines. */
+static int
+wants_lines(const struct relay *r)
+{
+	return (r->on != NULL && !r->on_hit) ||
+	    (r->stop != NULL && !r->stop_hit);
+}
+
+/*
+ * Matches s[0, n), at most its first LINEMAX - 1 bytes, in place: the
+ * byte after them is lent for the NUL that regexec(3) wants, and given
+ * back.
+ */
+static void
+match_here(struct relay *r, char *s, size_t n)
+{
+	char saved;
+
+	if (n > LINEMAX - 1)
+		n = LINEMAX - 1;
+	saved = s[n];
+	s[n] = '\0';
+	if (r->on != NULL && !r->on_hit && regexec(r->on, s, 0, NULL, 0) == 0)
+		r->on_hit = 1;
+	if (r->stop != NULL && !r->stop_hit &&
+	    regexec(r->stop, s, 0, NULL, 0) == 0)
+		r->stop_hit = 1;
+	s[n] = saved;
+}
+
+/*
+ * The part of a line that one read got: kept in p->line up to LINEMAX - 1
+ * bytes, and matched as soon as it has them (the rest is skipped).
+ */
+static void
+line_add(struct relay *r, struct pump *p, const char *s, size_t n)
+{
+	size_t room = LINEMAX - 1 - p->linelen;
+
+	if (p->skipping)
 		return;
-	for (i = 0; i < n; i++) {
-		if (s[i] == '\n') {
-			if (!p->skipping)
-				match_line(r, p);
-			p->linelen = 0;
-			p->skipping = 0;
-		} else if (!p->skipping) {
-			p->line[p->linelen++] = s[i];
-			if (p->linelen == LINEMAX - 1) {
-				match_line(r, p);
-				p->skipping = 1;
-			}
-		}
+	if (n > room)
+		n = room;
+	memcpy(p->line + p->linelen, s, n);
+	p->linelen += n;
+	if (p->linelen == LINEMAX - 1) {
+		match_here(r, p->line, p->linelen);
+		p->skipping = 1;
 	}
+}
+
+static void
+line_reset(struct pump *p)
+{
+	p->linelen = 0;
+	p->skipping = 0;
+}
+
+/*
+ * Splits output into lines for the patterns, with memchr(3); a line that
+ * is whole in s is matched where it is, one begun in an earlier read
+ * from p->line.  s is writable: see match_here().
+ */
+static void
+match_feed(struct relay *r, struct pump *p, char *s, size_t n)
+{
+	char *end = s + n, *nl;
+
+	while (wants_lines(r) &&
+	    (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
+		if (p->linelen > 0 || p->skipping) {
+			line_add(r, p, s, (size_t)(nl - s));
+			if (!p->skipping)
+				match_here(r, p->line, p->linelen);
+		} else
+			match_here(r, s, (size_t)(nl - s));
+		line_reset(p);
+		s = nl + 1;
+	}
+	if (wants_lines(r))
+		line_add(r, p, s, (size_t)(end - s));
 }
 
 /* The last line may lack its newline. */
 static void
 match_end(struct relay *r, struct pump *p)
 {
-	if (p->linelen > 0 && !p->skipping)
-		match_line(r, p);
-	p->linelen = 0;
-	p->skipping = 0;
+	if (p->linelen > 0 && !p->skipping && wants_lines(r))
+		match_here(r, p->line, p->linelen);
+	line_reset(p);
 }
 
+/* ---- Setting up ---------------------------------------------------- */
+
 static void
-pump_reset(struct pump *p, int from, int to)
+pump_reset(const struct relay *r, struct pump *p, int from, int to)
 {
 	p->from = from;
 	p->to = to;
-	p->off = p->len = p->linelen = 0;
-	p->skipping = p->draining = 0;
+	p->file = p->full = p->draining = 0;
+	p->sink = to >= 0 && to <= STDERR_FILENO ? r->sink[to] : SINK_SMALL;
+	p->pos = 0;
+	p->off = p->len = 0;
+	line_reset(p);
 }
 
 /* A pipe from the child's stream to retry's fd `to`, read without blocking. */
 static int
-open_pump(struct pump *p, int to, int *child_end)
+open_pump(struct relay *r, struct pump *p, int to, int *child_end)
 {
 	int fds[2];
 
 	if (new_pipe(fds) == -1 || nonblocking(fds[0]) == -1)
 		return -1;
-	pump_reset(p, fds[0], to);
+	pump_reset(r, p, fds[0], to);
 	*child_end = fds[1];
 	return 0;
 }
@@ -119,32 +216,22 @@ close_source(struct relay *r, struct pump *p)
 
 	match_end(r, p);
 	p->from = -1;
-	return close(fd);
+	p->full = 0;
+	return close(fd) == -1 ? fail(r, "close") : 0;
 }
 
 /*
- * Sets what each attempt's stdio will be.  A regular file on stdin is read
- * again from where retry found it; --replay-stdin copies anything else to
- * a file as it arrives.  The caller refuses a terminal.
+ * A regular file on stdin is read again from where retry found it;
+ * --replay-stdin copies anything else to a file as it arrives, spliced
+ * from a pipe.  The caller refuses a terminal.
  */
-int
-relay_init(struct relay *r, int replay, int hold, const regex_t *on,
-    const regex_t *stop)
+static int
+init_input(struct relay *r, int replay)
 {
 	struct stat st;
+	int known = fstat(STDIN_FILENO, &st) == 0;
 
-	r->on = on;
-	r->stop = stop;
-	r->on_hit = r->stop_hit = 0;
-	r->rewind = r->replay = r->source_eof = 0;
-	r->copy = r->to_child = r->held = -1;
-	r->released = 0;
-	r->copied = r->fed = 0;
-	pump_reset(&r->out, -1, -1);
-	pump_reset(&r->err, -1, -1);
-	r->child_fd[0] = r->child_fd[1] = r->child_fd[2] = -1;
-	r->failed = NULL;
-	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (known && S_ISREG(st.st_mode)) {
 		r->start_offset = lseek(STDIN_FILENO, 0, SEEK_CUR);
 		r->rewind = r->start_offset != -1;
 	} else if (replay) {
@@ -152,7 +239,46 @@ relay_init(struct relay *r, int replay, int hold, const regex_t *on,
 			return fail(r, "--replay-stdin");
 		/* A closed stdin is held by /dev/null (retry.c): empty. */
 		r->replay = 1;
+#ifdef SPLICE_F_NONBLOCK
+		r->in_pipe = known && S_ISFIFO(st.st_mode);
+		r->copy_spliced = 1;
+#endif
 	}
+	return 0;
+}
+
+/*
+ * Sets what each attempt's stdio will be.  Only when output is relayed
+ * are retry's stdout and stderr looked at (sink_of).
+ */
+int
+relay_init(struct relay *r, int replay, int hold, const regex_t *on,
+    const regex_t *stop)
+{
+	r->on = on;
+	r->stop = stop;
+	r->on_hit = r->stop_hit = 0;
+	r->rewind = r->replay = r->in_pipe = r->source_eof = 0;
+	r->copy_spliced = r->child_full = 0;
+	r->copy = r->to_child = r->held = -1;
+	r->released = r->scanning = 0;
+	r->copied = r->fed = r->scanned = 0;
+	r->feed_off = r->feed_len = 0;
+	r->sink[0] = r->sink[1] = r->sink[2] = SINK_SMALL;
+	if (hold || on != NULL || stop != NULL) {
+		r->sink[STDOUT_FILENO] = sink_of(STDOUT_FILENO);
+		r->sink[STDERR_FILENO] = sink_of(STDERR_FILENO);
+	}
+	pump_reset(r, &r->out, -1, -1);
+	pump_reset(r, &r->err, -1, -1);
+	r->out.buf = r->outbuf;
+	r->out.line = r->outline;
+	r->err.buf = r->errbuf;
+	r->err.line = r->errline;
+	r->child_fd[0] = r->child_fd[1] = r->child_fd[2] = -1;
+	r->failed = NULL;
+	if (init_input(r, replay) == -1)
+		return -1;
 	if (hold && (r->held = scratch_file()) == -1)
 		return fail(r, "--buffer-stdout");
 	return 0;
@@ -165,6 +291,9 @@ relay_prepare(struct relay *r)
 	int fds[2], matching = r->on != NULL || r->stop != NULL;
 
 	r->on_hit = r->stop_hit = 0;
+	r->scanning = 0;
+	line_reset(&r->out);
+	line_reset(&r->err);
 	if (r->rewind && lseek(STDIN_FILENO, r->start_offset, SEEK_SET) == -1)
 		return fail(r, "stdin");
 	if (r->replay) {
@@ -173,6 +302,8 @@ relay_prepare(struct relay *r)
 		r->child_fd[0] = fds[0];
 		r->to_child = fds[1];
 		r->fed = 0;
+		r->feed_off = r->feed_len = 0;
+		r->child_full = 0;
 	}
 	if (r->held != -1) {
 		/*
@@ -185,10 +316,10 @@ relay_prepare(struct relay *r)
 		r->child_fd[1] = r->held;
 		r->released = 0;
 	} else if (matching &&
-	    open_pump(&r->out, STDOUT_FILENO, &r->child_fd[1]) == -1)
+	    open_pump(r, &r->out, STDOUT_FILENO, &r->child_fd[1]) == -1)
 		return fail(r, "pipe");
 	if (matching &&
-	    open_pump(&r->err, STDERR_FILENO, &r->child_fd[2]) == -1)
+	    open_pump(r, &r->err, STDERR_FILENO, &r->child_fd[2]) == -1)
 		return fail(r, "pipe");
 	return 0;
 }
@@ -208,6 +339,8 @@ relay_forked(struct relay *r)
 	return 0;
 }
 
+/* ---- What to wait for ------------------------------------------------ */
+
 static int
 watch(struct pollfd *fds, int n, int fd, short events)
 {
@@ -217,10 +350,18 @@ watch(struct pollfd *fds, int n, int fd, short events)
 	return n + 1;
 }
 
+/* Output that waits for its stream to take it. */
+static int
+pump_blocked(const struct pump *p)
+{
+	return p->len > 0 || p->full;
+}
+
 /*
  * Fills fds (RELAY_NFDS at most) with what relay waits for; returns how
- * many.  A pump that drains a finished attempt is due at once: *now is
- * set.
+ * many.  Work that needs no wait (draining a finished attempt, matching
+ * its held output, input that has not been offered yet) is due at once:
+ * *now is set.
  */
 int
 relay_poll(struct relay *r, struct pollfd *fds, int *now)
@@ -230,13 +371,18 @@ relay_poll(struct relay *r, struct pollfd *fds, int *now)
 
 	if (r->replay && !r->source_eof)
 		n = watch(fds, n, STDIN_FILENO, POLLIN);
-	if (r->to_child != -1 && r->fed < r->copied)
-		n = watch(fds, n, r->to_child, POLLOUT);
-	else if (r->to_child != -1 && r->source_eof)
+	if (r->to_child != -1 && r->fed < r->copied) {
+		if (r->child_full)
+			n = watch(fds, n, r->to_child, POLLOUT);
+		else
+			*now = 1;
+	} else if (r->to_child != -1 && r->source_eof)
 		*now = 1;	/* all given: the attempt's end of input, now */
+	if (r->scanning)
+		*now = 1;
 	for (i = 0; i < 2; i++) {
 		p = pumps[i];
-		if (p->len > 0)
+		if (pump_blocked(p))
 			n = watch(fds, n, p->to, POLLOUT);
 		else if (p->from != -1 && p->draining)
 			*now = 1;
@@ -258,150 +404,410 @@ ready(const struct pollfd *fds, int n, int fd)
 	return 0;
 }
 
-/* Input that arrived goes to the copy at once, so the producer never waits. */
+/* ---- Input: stdin to the copy, the copy to the attempt ------------------ */
+
+static int
+took_input(struct relay *r, ssize_t n)
+{
+	if (n == 0)
+		r->source_eof = 1;
+	r->copied += n;
+	return 0;
+}
+
+/*
+ * Input that arrived goes to the copy at once, so the producer never
+ * waits.  From a pipe, splice(2) moves it into the file without passing
+ * through retry; SPLICE_F_NONBLOCK, because another reader of a shared
+ * stdin may have emptied it since poll(2).
+ */
 static int
 take_input(struct relay *r)
 {
 	ssize_t n, w;
 	off_t at;
 
+#ifdef SPLICE_F_NONBLOCK
+	if (r->in_pipe) {
+		loff_t to = r->copied;
+
+		n = splice(STDIN_FILENO, NULL, r->copy, &to, SPLICE_MAX,
+		    SPLICE_F_NONBLOCK);
+		if (n >= 0)
+			return took_input(r, n);
+		if (errno == EINTR || errno == EAGAIN)
+			return 0;
+		if (errno != EINVAL)
+			return fail(r, "temporary file");
+		r->in_pipe = 0;		/* a file system without splice */
+	}
+#endif
 	n = read(STDIN_FILENO, r->chunk, sizeof(r->chunk));
 	if (n == -1)
 		return errno == EINTR || errno == EAGAIN ? 0 : fail(r, "stdin");
-	if (n == 0)
-		r->source_eof = 1;
 	for (at = 0; at < n; at += w)
 		if ((w = pwrite(r->copy, r->chunk + at, (size_t)(n - at),
 		    r->copied + at)) == -1)
 			return fail(r, "temporary file");
-	r->copied += n;
+	return took_input(r, n);
+}
+
+/* The attempt closed its stdin: it gets no more of the copy. */
+static int
+child_gone(struct relay *r)
+{
+	r->fed = r->copied;
+	if (close(r->to_child) == -1)
+		return fail(r, "close");
+	r->to_child = -1;
+	return 0;
+}
+
+/* A write to the attempt's stdin failed: full, interrupted or closed. */
+static int
+feed_failed(struct relay *r)
+{
+	if (errno == EAGAIN)
+		r->child_full = 1;
+	else if (errno == EPIPE)
+		return child_gone(r);
+	else if (errno != EINTR)
+		return fail(r, "pipe");
+	return 0;
+}
+
+/*
+ * Without splice(2): the copy is read once into feed and written from
+ * there as the pipe takes it, so that no byte is read twice.
+ */
+static int
+feed_buffered(struct relay *r)
+{
+	size_t want = sizeof(r->feed);
+	ssize_t n;
+
+	if (r->feed_off == r->feed_len) {
+		if ((off_t)want > r->copied - r->fed)
+			want = (size_t)(r->copied - r->fed);
+		if ((n = pread(r->copy, r->feed, want, r->fed)) <= 0) {
+			if (n == 0)
+				errno = EIO;	/* the copy lost its end */
+			return fail(r, "temporary file");
+		}
+		r->feed_off = 0;
+		r->feed_len = (size_t)n;
+	}
+	n = write(r->to_child, r->feed + r->feed_off,
+	    r->feed_len - r->feed_off);
+	if (n == -1)
+		return feed_failed(r);
+	r->fed += n;
+	if ((r->feed_off += (size_t)n) == r->feed_len)
+		r->feed_off = r->feed_len = 0;
 	return 0;
 }
 
 /*
  * The attempt gets the copy from its start.  One that stops reading or
  * closes its stdin stops getting it; the copy stays whole for the next.
+ * splice(2) gives the pipe the copy's pages, no copy through retry.
  */
 static int
 feed_child(struct relay *r)
 {
-	size_t want = sizeof(r->chunk);
-	ssize_t n, w;
+#ifdef SPLICE_F_NONBLOCK
+	size_t want = SPLICE_MAX;
+	loff_t at = r->fed;
+	ssize_t n;
 
-	if ((off_t)want > r->copied - r->fed)
-		want = (size_t)(r->copied - r->fed);
-	if ((n = pread(r->copy, r->chunk, want, r->fed)) == -1)
-		return fail(r, "temporary file");
-	if ((w = write(r->to_child, r->chunk, (size_t)n)) >= 0) {
-		r->fed += w;
+	if (r->copy_spliced) {
+		if ((off_t)want > r->copied - r->fed)
+			want = (size_t)(r->copied - r->fed);
+		n = splice(r->copy, &at, r->to_child, NULL, want,
+		    SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			r->fed += n;
+			return 0;
+		}
+		if (n == 0) {
+			errno = EIO;	/* the copy lost its end */
+			return fail(r, "temporary file");
+		}
+		if (errno != EINVAL)
+			return feed_failed(r);
+		r->copy_spliced = 0;	/* a file system without splice */
+	}
+#endif
+	return feed_buffered(r);
+}
+
+/* ---- Output: the attempt's pipes, or the held file, to retry's own ------ */
+
+/*
+ * retry's own stream is gone (EPIPE, or any other error): the source
+ * closes too, so that the child learns it as it would have without retry
+ * in between.
+ */
+static int
+output_gone(struct relay *r, struct pump *p)
+{
+	p->off = p->len = 0;
+	p->full = 0;
+	return p->from == -1 ? 0 : close_source(r, p);
+}
+
+/* Writes from buf as much as p->to takes without waiting (see sink_of). */
+static int
+flush(struct relay *r, struct pump *p)
+{
+	size_t want = p->len - p->off;
+	ssize_t n;
+
+	if (p->sink != SINK_FILE && want > PIPE_BUF)
+		want = PIPE_BUF;
+	if ((n = write(p->to, p->buf + p->off, want)) >= 0) {
+		if ((p->off += (size_t)n) == p->len)
+			p->off = p->len = 0;
 		return 0;
 	}
 	if (errno == EAGAIN || errno == EINTR)
 		return 0;
-	if (errno != EPIPE)
-		return fail(r, "pipe");
-	r->fed = r->copied;	/* the attempt closed its stdin */
-	return close(r->to_child) == -1 ? fail(r, "close") :
-	    (r->to_child = -1, 0);
+	return output_gone(r, p);
 }
 
 /*
- * One step of a pump: read when its buffer is empty, write when not.  If
- * retry's own stream is gone, the child's pipe closes too, so the child
- * learns it as it would have without retry in between.
+ * read(2) and write(2): read when the buffer is empty, matched as it
+ * comes; a file or /dev/null takes it at once, anything else once poll(2)
+ * says so.
  */
 static int
-run_pump(struct relay *r, struct pump *p, const struct pollfd *fds, int nfds)
+pass_buffered(struct relay *r, struct pump *p)
 {
 	ssize_t n;
 
-	if (p->len > 0 && ready(fds, nfds, p->to)) {
-		if ((n = write(p->to, p->buf + p->off, p->len - p->off)) >= 0) {
-			if ((p->off += (size_t)n) == p->len)
-				p->off = p->len = 0;
-			return 0;
-		}
-		if (errno == EAGAIN || errno == EINTR)
-			return 0;
-		p->off = p->len = 0;
-		if (p->from != -1 && close_source(r, p) == -1)
-			return fail(r, "close");
-		return 0;
-	}
-	if (p->from == -1 || p->len > 0 ||
-	    !(p->draining || ready(fds, nfds, p->from)))
-		return 0;
-	n = read(p->from, p->buf, sizeof(p->buf));
+	if (p->file)
+		n = pread(p->from, p->buf, CHUNK, p->pos);
+	else
+		n = read(p->from, p->buf, CHUNK);
 	if (n > 0) {
-		match_feed(r, p, p->buf, (size_t)n);
+		p->pos += n;
+		if (!p->file)
+			match_feed(r, p, p->buf, (size_t)n);
+		p->off = 0;
 		p->len = (size_t)n;
-		return 0;
+		return p->sink == SINK_FILE ? flush(r, p) : 0;
 	}
 	if (n == -1 && errno == EINTR)
 		return 0;
 	if (n == -1 && errno != EAGAIN)
-		return fail(r, "pipe");
+		return fail(r, p->file ? "temporary file" : "pipe");
 	/* End of file, or all that a finished attempt left in the pipe. */
 	if (n == 0 || p->draining)
-		return close_source(r, p) == -1 ? fail(r, "close") : 0;
+		return close_source(r, p);
 	return 0;
 }
 
-/* Does the I/O that poll(2) found ready in fds, filled by relay_poll(). */
+#ifdef SPLICE_F_NONBLOCK
+/*
+ * splice(2) or tee(2) moved nothing.  EAGAIN: p->to is full or, from a
+ * pipe, the source is empty (FIONREAD tells which); EPIPE: retry's stream
+ * has no reader; EINVAL: they cannot serve these descriptors, read(2) and
+ * write(2) will.
+ */
+static int
+not_spliced(struct relay *r, struct pump *p)
+{
+	int queued = 0;
+
+	if (errno == EINTR)
+		return 0;
+	if (errno == EPIPE)
+		return output_gone(r, p);
+	if (errno == EINVAL) {
+		p->sink = SINK_SMALL;
+		return 0;
+	}
+	if (errno != EAGAIN)
+		return fail(r, p->file ? "temporary file" : "pipe");
+	if (!p->file && ioctl(p->from, FIONREAD, &queued) == -1)
+		return fail(r, "pipe");
+	if (p->file || queued > 0)
+		p->full = 1;
+	else if (p->draining)
+		return close_source(r, p);
+	return 0;
+}
+
+/* Output that no pattern needs to see, to a pipe: moved in the kernel. */
+static int
+pass_spliced(struct relay *r, struct pump *p)
+{
+	loff_t pos = p->pos;
+	ssize_t n;
+
+	n = splice(p->from, p->file ? &pos : NULL, p->to, NULL, SPLICE_MAX,
+	    SPLICE_F_NONBLOCK);
+	if (n == -1)
+		return not_spliced(r, p);
+	if (n == 0)
+		return close_source(r, p);
+	p->pos = pos;
+	return 0;
+}
+
+/* read(2) until n bytes have come that are known to be there. */
+static int
+read_exactly(int fd, char *buf, size_t n)
+{
+	ssize_t got;
+
+	while (n > 0) {
+		if ((got = read(fd, buf, n)) > 0) {
+			buf += got;
+			n -= (size_t)got;
+		} else if (got == 0 || errno != EINTR) {
+			if (got == 0)
+				errno = EIO;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Output that the patterns must see, to a pipe: tee(2) puts what p->to
+ * takes there, without a copy through retry, then read(2) takes the same
+ * bytes out of the child's pipe for matching.
+ */
+static int
+pass_teed(struct relay *r, struct pump *p)
+{
+	ssize_t n;
+
+	n = tee(p->from, p->to, CHUNK, SPLICE_F_NONBLOCK);
+	if (n == -1)
+		return not_spliced(r, p);
+	if (n == 0)
+		return close_source(r, p);
+	if (read_exactly(p->from, p->buf, (size_t)n) == -1)
+		return fail(r, "pipe");
+	match_feed(r, p, p->buf, (size_t)n);
+	return 0;
+}
+#endif
+
+/* Moves what the source has to p->to, the way p->sink allows. */
+static int
+pass(struct relay *r, struct pump *p)
+{
+#ifdef SPLICE_F_NONBLOCK
+	if (p->sink == SINK_PIPE)
+		return p->file || !wants_lines(r) ? pass_spliced(r, p) :
+		    pass_teed(r, p);
+#endif
+	return pass_buffered(r, p);
+}
+
+/* One step of a pump, when poll(2) found the side it waits for ready. */
+static int
+run_pump(struct relay *r, struct pump *p, const struct pollfd *fds, int nfds)
+{
+	if (pump_blocked(p)) {
+		if (!ready(fds, nfds, p->to))
+			return 0;
+		p->full = 0;
+		if (p->len > 0)
+			return flush(r, p);
+	} else if (p->from == -1 ||
+	    !(p->draining || ready(fds, nfds, p->from)))
+		return 0;
+	return pass(r, p);
+}
+
+/* --buffer-stdout with patterns: one chunk of the held output matched. */
+static int
+scan_held(struct relay *r)
+{
+	ssize_t n = 0;
+
+	if (wants_lines(r) &&
+	    (n = pread(r->held, r->chunk, sizeof(r->chunk), r->scanned)) > 0) {
+		match_feed(r, &r->out, r->chunk, (size_t)n);
+		r->scanned += n;
+		return 0;
+	}
+	if (n == -1)
+		return errno == EINTR ? 0 : fail(r, "temporary file");
+	match_end(r, &r->out);
+	r->scanning = 0;
+	return 0;
+}
+
+/*
+ * Does the I/O that poll(2) found ready in fds, filled by relay_poll(),
+ * and what was due at once.  Input that just arrived is offered to the
+ * attempt in the same turn, unless its pipe was full.
+ */
 int
 relay_service(struct relay *r, const struct pollfd *fds, int n)
 {
 	if (r->replay && !r->source_eof && ready(fds, n, STDIN_FILENO) &&
 	    take_input(r) == -1)
 		return -1;
-	if (r->to_child != -1 && r->fed < r->copied &&
-	    ready(fds, n, r->to_child) && feed_child(r) == -1)
+	if (r->to_child != -1 && r->child_full && ready(fds, n, r->to_child))
+		r->child_full = 0;
+	if (r->to_child != -1 && r->fed < r->copied && !r->child_full &&
+	    feed_child(r) == -1)
 		return -1;
 	if (r->to_child != -1 && r->source_eof && r->fed == r->copied) {
 		if (close(r->to_child) == -1)
 			return fail(r, "close");
 		r->to_child = -1;	/* end of input for the attempt */
 	}
+	if (r->scanning && scan_held(r) == -1)
+		return -1;
 	if (run_pump(r, &r->out, fds, n) == -1 ||
 	    run_pump(r, &r->err, fds, n) == -1)
 		return -1;
 	return 0;
 }
 
+/* All output is out, and the held output matched. */
 int
 relay_output_done(const struct relay *r)
 {
-	return r->out.from == -1 && r->out.len == 0 &&
-	    r->err.from == -1 && r->err.len == 0;
+	return r->out.from == -1 && !pump_blocked(&r->out) &&
+	    r->err.from == -1 && !pump_blocked(&r->err) && !r->scanning;
 }
 
 /*
  * The attempt has ended: its stdin closes; its output pipes give what is
  * in them and then close, even if a process it left behind holds them.
- * Held output is read once for the patterns.
+ * Held output is matched chunk by chunk in the wait (scan_held), so that
+ * a signal need not wait for the end of a large file.
  */
 int
 relay_attempt_ended(struct relay *r)
 {
-	ssize_t n;
-
 	if (r->to_child != -1) {
 		if (close(r->to_child) == -1)
 			return fail(r, "close");
 		r->to_child = -1;
 	}
 	r->out.draining = r->err.draining = 1;
-	if (r->held == -1 || (r->on == NULL && r->stop == NULL))
-		return 0;
-	if (lseek(r->held, 0, SEEK_SET) == -1)
-		return fail(r, "temporary file");
-	while ((n = read(r->held, r->chunk, sizeof(r->chunk))) > 0)
-		match_feed(r, &r->out, r->chunk, (size_t)n);
-	match_end(r, &r->out);
-	return n == -1 ? fail(r, "temporary file") : 0;
+	if (r->held != -1 && wants_lines(r)) {
+		line_reset(&r->out);
+		r->scanned = 0;
+		r->scanning = 1;
+	}
+	return 0;
 }
 
-/* --buffer-stdout: the held output of the attempt goes out to fd. */
+/*
+ * --buffer-stdout: the held output of the attempt goes out to fd.  It is
+ * read at its own offsets: the file's, shared with what the attempt left
+ * behind, stays where they write.
+ */
 int
 relay_release(struct relay *r, int fd)
 {
@@ -412,10 +818,11 @@ relay_release(struct relay *r, int fd)
 	if (r->held == -1 || r->released)
 		return 0;
 	r->released = 1;
-	if (lseek(r->held, 0, SEEK_SET) == -1 ||
-	    (from = fcntl(r->held, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) == -1)
+	r->scanning = 0;
+	if ((from = fcntl(r->held, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) == -1)
 		return fail(r, "temporary file");
-	pump_reset(&r->out, from, fd);
+	pump_reset(r, &r->out, from, fd);
+	r->out.file = 1;
 	r->out.draining = 1;	/* a file: read until its end, never wait */
 	return 0;
 }

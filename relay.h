@@ -2,7 +2,8 @@
  * The plumbing between retry's standard streams and each attempt's: input
  * replayed from a copy on disk, output matched line by line or held in a
  * file until the attempt ends.  Nothing here blocks: the run loop's
- * poll() says which descriptor is ready.
+ * poll() says which descriptor is ready, and no write is larger than what
+ * the descriptor takes without waiting.
  */
 #ifndef RELAY_H
 #define RELAY_H
@@ -14,19 +15,33 @@
 #include <regex.h>
 
 #define LINEMAX		4096	/* longer lines are matched on their start */
-#define CHUNK		65536
+#define CHUNK		65536	/* one read or write: a default Linux pipe */
 #define RELAY_NFDS	4	/* most descriptors relay_poll() fills */
 
-/* A child's output pipe copied to one of retry's own streams. */
+/*
+ * How much one of retry's own streams takes at once without making retry
+ * wait for its reader.  retry never sets O_NONBLOCK on them: their open
+ * file descriptions are shared with the caller.
+ */
+enum sink {
+	SINK_SMALL,	/* PIPE_BUF, once poll(2) says it is writable */
+	SINK_FILE,	/* a regular file or /dev/null: any amount */
+	SINK_PIPE	/* Linux's splice(2) and tee(2), which never wait */
+};
+
+/* Output copied to one of retry's own streams: a child's pipe or held file. */
 struct pump {
-	/* The small fields first: a run that relays nothing touches no more. */
 	int		 from, to;	/* -1 when closed */
-	size_t		 off, len;
-	size_t		 linelen;
-	int		 skipping;	/* past LINEMAX, until the newline */
+	int		 file;		/* from is the held file, read at pos */
+	enum sink	 sink;		/* what `to` takes */
+	int		 full;		/* `to` took nothing: wait until it does */
 	int		 draining;	/* the attempt ended: read what is left */
-	char		 buf[PIPE_BUF];	/* one write of this size never blocks */
-	char		 line[LINEMAX];
+	off_t		 pos;
+	size_t		 off, len;	/* in buf, still to be written */
+	size_t		 linelen;	/* of the line begun in line */
+	int		 skipping;	/* past LINEMAX, until the newline */
+	char		*buf;		/* CHUNK bytes, in struct relay */
+	char		*line;		/* LINEMAX bytes, in struct relay */
 };
 
 struct relay {
@@ -36,16 +51,31 @@ struct relay {
 	int		 rewind;	/* stdin is a regular file */
 	off_t		 start_offset;
 	int		 replay;	/* stdin copied to a file for each attempt */
+	int		 in_pipe;	/* stdin is a pipe: spliced to the copy */
+	int		 copy_spliced;	/* the copy is spliced to the attempt */
 	int		 copy, to_child, source_eof;
+	int		 child_full;	/* to_child took nothing: wait until it does */
 	off_t		 copied, fed;
+	size_t		 feed_off, feed_len;	/* without splice(2): in feed */
 
 	int		 held;		/* --buffer-stdout: the file, or -1 */
 	int		 released;	/* the held output has gone out */
+	int		 scanning;	/* it is being matched, from scanned on */
+	off_t		 scanned;
+	enum sink	 sink[3];	/* what retry's stdout and stderr take */
 	struct pump	 out, err;
 	int		 child_fd[3];	/* the attempt's stdio; -1: retry's own */
-
-	char		 chunk[CHUNK];
 	const char	*failed;	/* what failed, errno tells why */
+
+	/*
+	 * The buffers last, after every small field: a run that relays
+	 * nothing touches none of their pages (each first touch is a page
+	 * fault), one that relays only some, only those.
+	 */
+	char		 chunk[CHUNK];
+	char		 feed[CHUNK];
+	char		 outbuf[CHUNK], errbuf[CHUNK];
+	char		 outline[LINEMAX], errline[LINEMAX];
 };
 
 int	relay_init(struct relay *, int, int, const regex_t *, const regex_t *);

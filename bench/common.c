@@ -74,7 +74,7 @@ pid_t
 start_quiet(char **argv, const char *input)
 {
 	posix_spawn_file_actions_t fa;
-	pid_t pid;
+	pid_t pid = -1;	/* die() does not return, which clang cannot see */
 	int e;
 
 	if ((e = posix_spawn_file_actions_init(&fa)) != 0 ||

@@ -14,11 +14,15 @@ if [ "${QUICK:-0}" = 1 ]; then
 	out=${BENCH_OUT:-${TMPDIR:-/tmp}/retry-bench-quick}
 	rounds=30 acc_rounds=1 trials=10 herd=40
 	replay_bytes=67108864
+	tp_bytes=67108864 tp_rounds=3 crowd=50 crowd_rounds=2
+	wake_20ms=1 wake_2s=3 wake_10s=1 start_rounds=30
 else
 	mode=full
 	out=${BENCH_OUT:-$bench}
 	rounds=400 acc_rounds=10 trials=100 herd=200
 	replay_bytes=1073741824
+	tp_bytes=1073741824 tp_rounds=7 crowd=200 crowd_rounds=7
+	wake_20ms=4 wake_2s=20 wake_10s=20 start_rounds=400
 fi
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/retry-bench.XXXXXX")
@@ -69,10 +73,10 @@ stats() {
 }
 
 # The C helpers, when make has not built them (sh bench/run.sh alone).
-for h in stamp spawn latency herd; do
+for h in stamp spawn latency herd floor crowd linematch oversleep; do
 	src=$bench/$h.c
 	extra=$bench/common.c
-	[ "$h" = stamp ] && extra=
+	case $h in stamp | floor | linematch) extra= ;; esac
 	if [ ! -x "$bench/$h" ] ||
 	    [ -n "$(find "$src" -newer "$bench/$h" 2>/dev/null)" ]; then
 		say "building bench/$h"
@@ -391,6 +395,172 @@ done
 awk -f "$bench/svg.awk" -v title="The herd: $herd retry processes whose first attempts all fail at 0" \
     "$work/herd.data" >"$out/herd.svg"
 
+# --- conditions of the sections below ---------------------------------------
+loadavg() {
+	cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'
+}
+
+# The type of the file system under a directory: findmnt's (util-linux),
+# else stat -f's, which names ext4 ext2/ext3.
+fstype() {
+	fs=$(findmnt -n -o FSTYPE -T "$1" 2>/dev/null | head -n 1)
+	[ -n "$fs" ] || fs=$(stat -f -c %T "$1" 2>/dev/null) || fs='?'
+	echo "$fs"
+}
+
+# Sections 6 to 9 run in the order 8, 6, 9, 7: the sleeps first, on a
+# machine that nothing of the bench has loaded yet, and last the crowd of
+# section 7, whose hundreds of processes lift the load average for a
+# minute after they are gone.
+# --- 8. sleep accuracy (issue 10) ---------------------------------------------
+say "8. sleep accuracy at 20 ms, 2 s and 10 s"
+wake_load0=$(loadavg)
+# wake_runs DELAY NS COUNT ATTEMPTS STAGGER: COUNT runs of ATTEMPTS failing
+# attempts DELAY (NS) apart, started STAGGER seconds apart, in the
+# background; beside each, the floor: bench/oversleep, as many sleeps.
+wake_runs() {
+	k=0
+	while [ "$k" -lt "$3" ]; do
+		"$retry" -n "$4" -j none -b "$1" -c "$1" \
+		    --report "$work/wake.$1.$k.json" false \
+		    </dev/null >/dev/null 2>&1 &
+		"$bench/oversleep" "$2" $(($4 - 1)) >"$work/floor.$1.$k" &
+		k=$((k + 1))
+		sleep "$5"
+	done
+}
+# Samples: runs x (attempts - 1); full: 200, 200 and 120; quick: 20, 3, 1.
+if [ "$mode" = full ]; then
+	wake_runs 10s 10000000000 "$wake_10s" 7 0.5
+	wake_runs 2s 2000000000 "$wake_2s" 11 0.1
+	wake_n=51
+else
+	wake_runs 10s 10000000000 "$wake_10s" 2 0.5
+	wake_runs 2s 2000000000 "$wake_2s" 2 0.1
+	wake_n=21
+fi
+k=0
+while [ "$k" -lt "$wake_20ms" ]; do
+	"$retry" -n "$wake_n" -j none -b 20ms -c 20ms \
+	    --report "$work/wake.20ms.$k.json" false </dev/null >/dev/null 2>&1 ||
+	    true
+	"$bench/oversleep" 20000000 $((wake_n - 1)) >"$work/floor.20ms.$k"
+	k=$((k + 1))
+done
+wait
+wake_table=$(
+	for d in 20ms 2s 10s; do
+		stats "$bench/wake.awk" -v label="$d, retry" -v key="wake_$d" \
+		    -v sum="$sum" "$work"/wake."$d".*.json
+		stats "$bench/wake.awk" -v label="$d, floor (bench/oversleep)" \
+		    -v key="floor_$d" -v sum="$sum" "$work"/floor."$d".*
+	done
+)
+wake_load1=$(loadavg)
+
+# --- 6. throughput (issue 15) -------------------------------------------------
+say "6. throughput: $tp_rounds paired rounds of $((tp_bytes / 1048576)) MiB"
+tp_load0=$(loadavg)
+tp_fs=$(fstype "$work")
+re='throttl(ed|ing)|HTTP 429'
+# Log-like lines of 60 to 80 bytes, none of which matches $re.
+awk 'BEGIN { for (i = 0; i < 100000; i++)
+	printf "2026-11-30T01:%02d:%02d.%06d host app[%d]: GET /api/v1/items/%d 200 %dms\n",
+	    i % 60, i % 60, i, i % 999, i, i % 300 }' >"$work/lines"
+while :; do cat "$work/lines"; done 2>/dev/null | head -c "$tp_bytes" >"$work/text"
+N=$tp_bytes
+names="retry -I cat|cat|tee FILE (the copy without retry)"
+names="$names|retry -O (to a pipe)|a file, then cat (held without retry)"
+names="$names|head >FILE (a new file in TMPDIR, alone)"
+names="$names|retry --on-output RE cat|grep -E RE|bench/linematch RE (libc's regexec, line by line)"
+set -- sh -c "head -c $N /dev/zero | \"$retry\" -I cat" \
+    :: sh -c "head -c $N /dev/zero | cat" \
+    :: sh -c "head -c $N /dev/zero | tee \"$work/tee\" | cat" \
+    :: sh -c "\"$retry\" -O head -c $N /dev/zero | cat" \
+    :: sh -c "{ head -c $N /dev/zero >\"$work/held\"; cat \"$work/held\"; } | cat" \
+    :: sh -c "head -c $N /dev/zero >\"$work/file\"" \
+    :: "$retry" --on-output "$re" cat "$work/text" \
+    :: sh -c "cat \"$work/text\" | grep -E '$re'; [ \$? = 1 ]" \
+    :: sh -c "cat \"$work/text\" | \"$bench/linematch\" '$re'; [ \$? = 1 ]"
+"$bench/spawn" -r "$tp_rounds" -w 1 "$@" >"$work/tp.txt"
+rm -f "$work/tee" "$work/held" "$work/file"
+tp_table=$(stats "$bench/pairs.awk" -v names="$names" -v bytes="$N" -v key=tp \
+    -v pairs="tp_I:0:1:cat|tp_Ifloor:0:2:tee FILE|tp_Ifile:0:5:head >FILE|tp_O:3:1:cat|tp_Ofloor:3:4:a file, then cat|tp_Ofile:3:5:head >FILE|tp_M:6:7:grep -E RE|tp_Mfloor:6:8:bench/linematch RE" \
+    -v sum="$sum" "$work/tp.txt")
+# retry's own peak RSS (VmHWM), read by its last attempt.
+hwm() {
+	awk '/^VmHWM/ { print $2 }' "$1" 2>/dev/null || echo '?'
+}
+# shellcheck disable=SC2016
+head -c "$N" /dev/zero | "$retry" -I -n 2 -b 1ms -j none sh -c '
+	cat >/dev/null; [ "$RETRY_ATTEMPT" = 2 ] || exit 1
+	cat /proc/$PPID/status >"$1"' sh "$work/hwm.I" 2>/dev/null
+# shellcheck disable=SC2016
+"$retry" -O -n 2 -b 1ms -j none sh -c '
+	[ "$RETRY_ATTEMPT" = 2 ] && exec cat /proc/$PPID/status >"$1"
+	head -c "$2" /dev/zero; exit 1' sh "$work/hwm.O" "$N" 2>&1 |
+    cat >/dev/null
+# shellcheck disable=SC2016
+"$retry" --on-output "$re" -n 1 sh -c '
+	cat "$2"; cat /proc/$PPID/status >"$1"' sh "$work/hwm.M" \
+    "$work/text" | cat >/dev/null
+rm -f "$work/text"
+hwm_I=$(hwm "$work/hwm.I") hwm_O=$(hwm "$work/hwm.O") hwm_M=$(hwm "$work/hwm.M")
+tp_load1=$(loadavg)
+
+# --- 9. start-up against the two-process floor (issue 11) ---------------------
+say "9. start-up: retry -n1 -- true against bench/floor true, $start_rounds rounds x 4"
+start_load0=$(loadavg)
+ptyrun=$top/tests/ptyrun
+disk=$work
+if [ "$(fstype "$disk")" = tmpfs ]; then
+	disk=$(mktemp -d "$top/.bench-disk.XXXXXX")
+	trap 'rm -rf "$work" "$disk"' EXIT
+fi
+shm=
+[ "$(fstype /dev/shm)" = tmpfs ] && shm=$(mktemp -d /dev/shm/retry-bench.XXXXXX)
+: >"$work/start.md"
+# start_case LABEL DIR TERMINAL: a row of the table, and "start_KEY" in sum.
+start_case() {
+	if [ "$3" = yes ]; then
+		TMPDIR=$2 "$ptyrun" -t 600000 -- "$bench/spawn" -T \
+		    -r "$start_rounds" -w 5 "$retry" -n1 -- true :: \
+		    "$bench/floor" true | tr -d '\r' >"$work/start.txt"
+	else
+		TMPDIR=$2 "$bench/spawn" -r "$start_rounds" -w 5 \
+		    "$retry" -n1 -- true :: "$bench/floor" true >"$work/start.txt"
+	fi
+	stats "$bench/pairs.awk" -v names="retry -n1 -- true|bench/floor true" \
+	    -v bytes=0 -v pairs="start_$1:1:0:floor" -v sum="$work/start.sum" \
+	    "$work/start.txt" >/dev/null
+	grep "^start_$1 " "$work/start.sum" >>"$sum"
+	stats "$bench/start.awk" -v key="start_$1" -v fs="$(fstype "$2")" \
+	    -v tty="$3" "$work/start.sum" "$work/start.txt" >>"$work/start.md"
+}
+start_case disk "$disk" no
+[ -z "$shm" ] || start_case tmpfs "$shm" no
+if [ -x "$ptyrun" ]; then
+	start_case disk_tty "$disk" yes
+	[ -z "$shm" ] || start_case tmpfs_tty "$shm" yes
+else
+	note "tests/ptyrun is not built: the rows with a terminal are skipped (make tests/ptyrun)."
+fi
+[ -n "$shm" ] || note "/dev/shm is not a tmpfs here: the tmpfs rows are skipped."
+[ -z "$shm" ] || rm -rf "$shm"
+start_load1=$(loadavg)
+
+# --- 7. one circuit, many runs (issue 15) --------------------------------------
+say "7. one circuit: $crowd_rounds paired crowds of $crowd runs"
+crowd_load0=$(loadavg)
+mkdir "$work/state"
+crowd_fs=$(fstype "$work/state")
+RETRY_STATE_DIR=$work/state "$bench/crowd" -n "$crowd" -r "$crowd_rounds" \
+    "$retry" -n 5 -b 1ms -c 1ms -j none --trip 1000000 --circuit bench -- false \
+    :: "$retry" -n 5 -b 1ms -c 1ms -j none -- false >"$work/crowd.txt"
+crowd_table=$(stats "$bench/crowd.awk" -v attempts=$((crowd * 5)) \
+    -v sum="$sum" "$work/crowd.txt")
+crowd_load1=$(loadavg)
+
 # --- the verdicts ----------------------------------------------------------
 v_deb=– v_timeout=– r_deb=– r_timeout=–
 if [ -n "$i_deb" ]; then
@@ -445,6 +615,64 @@ for j in full equal decorrelated; do
 	jitter_cells="$jitter_cells${jitter_cells:+; }$j $(get "herd_${j}_busiest") vs $(get "herd_${j}_expect") ($(get "herd_${j}_distinct") distinct)"
 done
 
+# Sections 6 to 9: field N of the summary line KEY, and their verdicts.
+field() {
+	awk -v k="$1" -v f="$2" '$1 == k { print $f; exit }' "$sum"
+}
+is_kb() {
+	case $1 in '' | *[!0-9]*) return 1 ;; esac
+}
+tp_I=$(field tp_I 2) tp_O=$(field tp_O 2) tp_M=$(field tp_M 2)
+is_kb "$hwm_I" && le 0.5 "$tp_I" && le "$hwm_I" 4095 &&
+    v_tpI=$(verdict 0) || v_tpI=$(verdict 1)
+is_kb "$hwm_O" && le 0.5 "$tp_O" && le "$hwm_O" 4095 &&
+    v_tpO=$(verdict 0) || v_tpO=$(verdict 1)
+is_kb "$hwm_M" && le 0.8 "$tp_M" && le "$hwm_M" 4095 &&
+    v_tpM=$(verdict 0) || v_tpM=$(verdict 1)
+crowd_ratio=$(field crowd 2)
+le "$crowd_ratio" 1.2 && v_crowd=$(verdict 0) || v_crowd=$(verdict 1)
+# wake_cell D: retry's and the floor's "median / p99 µs" (samples);
+# wake_ok KEY: both under 0.5 ms.
+wake_cell() {
+	awk -v k="wake_$1" -v f="floor_$1" '
+	    $1 == k { r = sprintf("%.0f / %.0f µs (%d samples)", $2 / 1000,
+		$3 / 1000, $5) }
+	    $1 == f { fl = sprintf("%.0f / %.0f µs", $2 / 1000, $3 / 1000) }
+	    END { printf "%s; the floor: %s", r, fl }' "$sum"
+}
+wake_ok() {
+	awk -v k="$1" '$1 == k { ok = $5 > 0 && $2 < 500000 && $3 < 500000 }
+	    END { exit !ok }' "$sum"
+}
+wake_ok wake_20ms && v_wake_20ms=$(verdict 0) || v_wake_20ms=$(verdict 1)
+wake_ok wake_2s && v_wake_2s=$(verdict 0) || v_wake_2s=$(verdict 1)
+wake_ok wake_10s && v_wake_10s=$(verdict 0) || v_wake_10s=$(verdict 1)
+# start_row KEY LABEL: the summary row of a start-up case, if measured.
+start_row() {
+	awk -v k="start_$1" -v l="$2" '$1 == k { printf "| 9. start-up: `retry -n1 -- true` ÷ the two-process floor, %s | %.3f [%.3f, %.3f] | ≤ 1.05 | %s |\n",
+	    l, $2, $3, $4, $2 <= 1.05 ? "**met**" : "**missed**" }' "$sum"
+}
+
+# What section 6 says about its targets, in numbers of this run.
+tp_findings() {
+	awk -v cat="$(field tp_t1 2)" -v file="$(field tp_t5 2)" \
+	    -v I="$(field tp_Ifile 2)" -v O="$(field tp_Ofile 2)" \
+	    -v grep="$(field tp_t7 2)" -v lm="$(field tp_t8 2)" \
+	    -v M="$(field tp_Mfloor 2)" 'BEGIN {
+		printf "What bounds these paths, in this run: writing a new file of that size in TMPDIR, and nothing else, takes %.2f s, %.1f times what the whole pipeline through `cat` takes (%.2f s), and `-I` must write such a file (the copy) as `-O` must (the held output): against `cat`, no path that keeps its data on disk can pass %.2f on this machine.  `-I` runs at %.2f× and `-O` at %.2f× the speed of that write alone.", file / 1e9, file / cat, cat / 1e9, cat / file, I, O
+		printf "  For `--on-output`, libc'"'"'s regexec(3) on each line and nothing else (bench/linematch) takes %.2f s where `grep -E` takes %.2f s (grep runs its own DFA and a Boyer-Moore search for the pattern'"'"'s fixed strings over the whole buffer, not a matcher per line); retry runs at %.2f× the speed of that floor: its distance to grep is that of the regex engine.\n", lm / 1e9, grep / 1e9, M
+	    }'
+}
+
+# What section 9 says about its target.
+start_findings() {
+	printf 'Where the difference goes: the floor calls 3 functions of libc, retry about 100, each bound by the dynamic linker at its first call, and it faults in some 20 pages more (see "Where the start-up time goes" under 1); its own work before the attempt (signal handlers, the self-pipe, the environment, the hint directory) is the rest.'
+	[ -z "$i_static" ] ||
+	    printf '  The static build of section 1 starts in %s of the time of the dynamic one.' \
+	    "$(awk -v r="$(get ratio "$i_static")" 'BEGIN { printf "%.0f%%", 100 / r }')"
+	echo
+}
+
 # What the overhead rows say about start-up, in numbers of this run.
 findings() {
 	printf 'Against a bare `true` (median of paired ratios): retry %s×' \
@@ -461,6 +689,18 @@ findings() {
 	echo
 }
 
+# Was the machine quiet?  The 1-minute load average before the first
+# measurement, against 0.5; later ones count the bench's own processes.
+quiet_or_not() {
+	l=$(echo "$load_start" | cut -d' ' -f1)
+	if le "$l" 0.5; then
+		printf 'The machine was quiet when the run began: 1-minute load average %s.' "$l"
+	else
+		printf 'The machine was **not quiet** when the run began: 1-minute load average %s, other work was running; figures are noisier than on an idle machine (paired rounds keep the ratios fair to both sides).' "$l"
+	fi
+	printf '  While it runs, the bench keeps one to four processes of its own busy, which the load averages given with each section count too.\n'
+}
+
 # --- RESULTS.md -------------------------------------------------------------
 say "writing $out/RESULTS.md"
 b() { printf '`%s`' "$*"; }
@@ -472,6 +712,8 @@ Written by \`bench/run.sh\` ($mode mode$([ "$mode" = quick ] && echo ', a smoke 
 Every figure comes from this run on this machine; times are medians, and
 comparisons are ratios of paired runs taken in interleaved rounds, never
 one absolute time.  Run it again with \`make bench\`.
+
+$(quiet_or_not)
 
 ## The machine
 
@@ -493,6 +735,17 @@ $(machine)
 | 5. herd, jitter modes: busiest 10 ms vs uniform, distinct delays | $jitter_cells | ≤ 2× uniform, $herd distinct | $v_herd |
 | 5. herd, the same against ideal uniform draws | busiest ≤ the 95th percentile of $herd ideal uniform draws | (see 5) | $v_herd_stat |
 | 5. herd, none: the comb | $comb of $herd in one 10 ms bucket | visible (≥ 3× any jitter mode's $worst) | $v_comb |
+| 6. throughput of \`-I\` ÷ \`cat\`'s, $((tp_bytes / 1048576)) MiB; retry's peak RSS | $tp_I; $hwm_I kB | ≥ 0.5; < 4 MiB | $v_tpI |
+| 6. throughput of \`-O\` ÷ \`cat\`'s; retry's peak RSS | $tp_O; $hwm_O kB | ≥ 0.5; < 4 MiB | $v_tpO |
+| 6. throughput of \`--on-output RE\` ÷ \`grep -E RE\`'s; retry's peak RSS | $tp_M; $hwm_M kB | ≥ 0.8; < 4 MiB | $v_tpM |
+| 7. $crowd runs on one \`--circuit\`: time per attempt ÷ without | $crowd_ratio | ≤ 1.2 | $v_crowd |
+| 8. sleep error (woke − asked) at 20 ms: median / p99 | $(wake_cell 20ms) | < 0.5 ms | $v_wake_20ms |
+| 8. the same at 2 s | $(wake_cell 2s) | < 0.5 ms | $v_wake_2s |
+| 8. the same at 10 s | $(wake_cell 10s) | < 0.5 ms | $v_wake_10s |
+$(start_row disk "TMPDIR on $(fstype "$disk"), no terminal")
+$(start_row tmpfs "TMPDIR on tmpfs, no terminal")
+$(start_row disk_tty "TMPDIR on $(fstype "$disk"), at a terminal")
+$(start_row tmpfs_tty "TMPDIR on tmpfs, at a terminal")
 
 EOF
 	if [ -s "$notes" ]; then
@@ -619,6 +872,97 @@ attempt fails in the same instant, *release* (time 0 below).
 $(cat "$herd_table")
 
 ![the herd](herd.svg)
+
+## 6. Throughput of the data paths (issue 15)
+
+$((tp_bytes / 1048576)) MiB through each path, timed by \`bench/spawn\` in
+$tp_rounds paired rounds (one warm-up round dropped), every command of a round
+one after the other in an order that moves each round; a ratio is the
+reference's time over retry's in the same round (so: retry's throughput
+as a share of the reference's), and the median of those is reported.
+Conditions: TMPDIR (where \`-I\` and \`-O\` keep their files, and \`tee\` and
+the held file of the floors are written) on $tp_fs; no terminal (stdin
+and stdout of each command on /dev/null but where the pipeline says
+otherwise); load average $tp_load0 at the start, $tp_load1 at the end.
+
+    -I:           head -c N /dev/zero | ./retry -I cat
+                  head -c N /dev/zero | cat                          # the target's reference
+                  head -c N /dev/zero | tee FILE | cat               # the same work without retry: a copy on disk
+    -O:           ./retry -O head -c N /dev/zero | cat
+                  { head -c N /dev/zero >FILE; cat FILE; } | cat     # the same work without retry
+    both:         head -c N /dev/zero >FILE                          # only writing a new file of that size
+    --on-output:  ./retry --on-output 'RE' cat TEXT                  # stdout on /dev/null
+                  cat TEXT | grep -E 'RE'                            # the target's reference
+                  cat TEXT | bench/linematch 'RE'                    # libc's regexec(3) on each line, nothing else
+    RE = $re; TEXT: log lines of 60 to 80 bytes, none matching
+
+$tp_table
+
+Against \`head >FILE\`: the time this machine takes to write as many bytes
+to a new file in TMPDIR and do nothing else, over retry's: the share of
+retry's time that the copy of \`-I\`, or the held file of \`-O\`, costs by
+itself.  Near 1, the path runs at the speed of that file system, and
+only a faster TMPDIR could bring it closer to \`cat\`, which writes no
+file.
+
+$(tp_findings)
+
+Peak RSS of retry alone (VmHWM from /proc, read by its last attempt,
+after a whole run of the same size through the path): \`-I\` $hwm_I kB,
+\`-O\` $hwm_O kB (the first attempt's held output released to a pipe),
+\`--on-output\` $hwm_M kB.
+
+## 7. One circuit, $crowd runs at once (issue 15)
+
+\`bench/crowd\` starts $crowd copies of each command in the same instant
+and times them until the last has ended; $crowd_rounds paired crowds, the order
+alternating.  Each run makes 5 attempts that fail, 1 ms apart, each of
+which reads and writes the circuit's record under its lock twice (may it
+start, how it ended); \`--trip 1000000\` keeps the circuit closed, so
+what is measured is the cost of the shared record, not the breaker.
+Conditions: the record (RETRY_STATE_DIR) on $crowd_fs; no terminal; load
+average $crowd_load0 at the start, $crowd_load1 at the end.
+
+    ./retry -n 5 -b 1ms -c 1ms -j none --trip 1000000 --circuit bench -- false
+    ./retry -n 5 -b 1ms -c 1ms -j none -- false
+
+$crowd_table
+
+## 8. Sleep accuracy (issue 10)
+
+\`./retry -n N -j none -b D -c D --report FILE false\`: per attempt, the
+report gives its start, its duration and the delay that follows, to the
+microsecond on retry's own monotonic clock, so that what a delay
+overslept is start[k+1] − (start[k] + duration[k]) − delay[k] (this
+includes what retry does between reaping one attempt and starting the
+next: its message, the hint check, the report).  At 2 s and 10 s many
+runs sleep at once, their starts staggered over the delay (0.1 s and
+0.5 s apart), so that enough samples come in reasonable time; the 20 ms
+runs go meanwhile.  Beside each run, as many sleeps of the floor,
+\`bench/oversleep\`: \`clock_nanosleep\` to an absolute time and nothing
+else, so that what this machine adds to any wake-up can be told from
+what retry adds.  No terminal; load average $wake_load0 at the start,
+$wake_load1 at the end.
+
+| delay | samples | median | p99 | max | both < 0.5 ms |
+|---|---:|---:|---:|---:|---|
+$wake_table
+
+## 9. Start-up against the two-process floor (issue 11)
+
+\`bench/floor true\` is the smallest program that does what \`retry -n1 --
+true\` must: \`vfork\`, \`execvp\`, \`waitpid\`, compiled with the same flags.
+\`bench/spawn\` times both in $start_rounds paired rounds (5 warm-up rounds
+dropped) with TMPDIR on the disk and on a tmpfs, and without and with a
+terminal (under \`tests/ptyrun\`, as the foreground job, so that retry lends
+the terminal to its attempt and takes it back).  Load average
+$start_load0 at the start, $start_load1 at the end.
+
+| TMPDIR on | terminal | retry, median | floor, median | retry ÷ floor (median of paired ratios) [95% CI] | ≤ 1.05 |
+|---|---|---:|---:|---:|---|
+$(cat "$work/start.md")
+
+$(start_findings)
 EOF
 } >"$out/RESULTS.md"
 

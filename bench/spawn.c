@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -18,17 +19,19 @@
 
 #include "bench.h"
 
+extern char **environ;
+
 static void	 usage(void);
 
 /*
- * usage: spawn [-d delay] [-i input] [-r rounds] [-w warmup] cmd [arg ...]
- *     [:: cmd [arg ...]] ...
+ * usage: spawn [-T] [-d delay] [-i input] [-r rounds] [-w warmup] cmd
+ *     [arg ...] [:: cmd [arg ...]] ...
  *
  * Each round runs every command once, the first one moving by one place
  * each round, so that none is always first after the machine was idle.
  * A run is timed from before posix_spawnp(3) to after wait4(2) returned,
  * on CLOCK_MONOTONIC, with stdio on /dev/null but stdin read from input
- * when given.  With -d, it sleeps delay ns after each run, until an
+ * when given; with -T, with spawn's own stdio (a terminal, under ptyrun).  With -d, it sleeps delay ns after each run, until an
  * absolute deadline: the smallest loop that does what retry does.  Prints
  * one line per run:
  * "round index ns maxrss_kb minflt status" (warm-up rounds are not
@@ -45,11 +48,14 @@ main(int argc, char *argv[])
 	struct timespec until;
 	long rounds = 100, warmup = 5, r;
 	long long t0, t1, delay = 0;
-	int ch, n, i, k, status;
+	int ch, n, i, k, status, keep = 0, e;
 	pid_t pid;
 
-	while ((ch = getopt(argc, argv, "+d:i:r:w:")) != -1) {
+	while ((ch = getopt(argc, argv, "+Td:i:r:w:")) != -1) {
 		switch (ch) {
+		case 'T':
+			keep = 1;
+			break;
 		case 'd':
 			delay = strtoll(optarg, NULL, 10);
 			break;
@@ -72,7 +78,13 @@ main(int argc, char *argv[])
 		for (k = 0; k < n; k++) {
 			i = (int)((r + warmup + k) % n);
 			t0 = now_ns();
-			pid = start_quiet(cmds[i], input);
+			if (!keep)
+				pid = start_quiet(cmds[i], input);
+			else if ((e = posix_spawnp(&pid, cmds[i][0], NULL, NULL,
+			    cmds[i], environ)) != 0) {
+				errno = e;
+				die(cmds[i][0]);
+			}
 			if (wait4(pid, &status, 0, &ru) == -1)
 				die("wait4");
 			t1 = now_ns();
@@ -98,7 +110,7 @@ main(int argc, char *argv[])
 static void
 usage(void)
 {
-	(void)fprintf(stderr, "usage: spawn [-d delay] [-i input] [-r rounds] "
-	    "[-w warmup] cmd [arg ...] [:: cmd [arg ...]] ...\n");
+	(void)fprintf(stderr, "usage: spawn [-T] [-d delay] [-i input] "
+	    "[-r rounds] [-w warmup] cmd [arg ...] [:: cmd [arg ...]] ...\n");
 	exit(2);
 }
