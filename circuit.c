@@ -4,8 +4,9 @@
  * directory.  The directory is reached from / one component at a time,
  * following no symbolic link, through directories that only root or the
  * user can change; a record is opened by its name relative to it, replaced
- * whole by rename(2) under a lock on a file of its own, and never written
- * over when it is not a record.
+ * whole under a lock on a file of its own (in place by one write when it
+ * fits in a page, else by rename(2)), and never written over when it is
+ * not a record.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -32,6 +33,7 @@
 #define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256)
 #define TIME_MAX	(INT64_C(1) << 62)	/* Unix ns: the year 2116 */
 #define COUNT_MAX	INT_MAX
+#define PAGE_MIN	4096	/* no system retry runs on has smaller pages */
 
 /* The record as it is kept. */
 struct record {
@@ -49,7 +51,10 @@ struct record {
 static const char *const state_names[] = { "closed", "open", "half-open" };
 
 /* Byte 0 of the lock file: changing the record; byte 1: the probe. */
-static const struct flock update_lock = { F_WRLCK, SEEK_SET, 0, 1, 0 };
+/* Designated: the members of struct flock are in another order on macOS. */
+static const struct flock update_lock = {
+	.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1
+};
 
 static int
 failure(struct circuit *c, const char *fmt, ...)
@@ -244,7 +249,7 @@ record_failure(struct circuit *c, const char *why)
  * another file would make retry write there).
  */
 static int
-check_own_file(struct circuit *c, int fd, const char *name)
+check_own_file(struct circuit *c, int fd, const char *name, off_t *size)
 {
 	const char *what = strcmp(name, c->name) == 0 ? "record " : "";
 	struct stat st;
@@ -263,6 +268,8 @@ check_own_file(struct circuit *c, int fd, const char *name)
 	if (st.st_nlink > 1)
 		return failure(c, "%s%s/%s has another name (a hard link); "
 		    "not used", what, c->dir_path, name);
+	if (size != NULL)
+		*size = st.st_size;
 	return 0;
 }
 
@@ -338,7 +345,11 @@ parse_record(char *text, int64_t now, struct record *r)
 		    -1 || (i > 0 && r->retries[i] < r->retries[i - 1]))
 			return -1;
 	}
-	return *p == '\n' && p[1] == '\0' ? 0 : -1;
+	if (*p != '\n')
+		return -1;
+	while (*p == '\n')	/* a longer record's length, written in place */
+		p++;
+	return *p == '\0' ? 0 : -1;
 }
 
 static size_t
@@ -360,49 +371,78 @@ format_record(char *buf, size_t size, const struct record *r)
 }
 
 /*
+ * Opens the record, for a step to read and write (making it with make),
+ * else to read; -1 with c->err empty when there is none.  O_NONBLOCK: a
+ * FIFO there cannot hold retry.
+ */
+static int
+open_record(struct circuit *c, int writing, int make)
+{
+	int fd, flags = O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+
+	c->size = 0;
+	fd = openat(c->dir, c->name, !writing ? flags | O_RDONLY : make ?
+	    flags | O_RDWR | O_CREAT : flags | O_RDWR, 0600);
+	if (fd == -1 && errno == ENOENT && !make)
+		return -1;
+	if (fd == -1 && (errno == ELOOP || errno == EMLINK))
+		return record_failure(c, "is a symbolic link");
+	if (fd == -1)
+		return failure(c, "%s/%s: %s", c->dir_path, c->name,
+		    strerror(errno));
+	if (check_own_file(c, fd, c->name, &c->size) == -1) {
+		(void)close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Up to RECORD_MAX bytes of the record into text, NUL-terminated. */
+static int
+read_text(struct circuit *c, int fd, char *text, size_t *got)
+{
+	ssize_t n;
+
+	*got = 0;
+	while (*got < RECORD_MAX && (n = read(fd, text + *got,
+	    RECORD_MAX - *got)) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return failure(c, "%s/%s: %s", c->dir_path, c->name,
+			    strerror(errno));
+		*got += (size_t)n;
+	}
+	text[*got] = '\0';
+	return 0;
+}
+
+/*
  * Reads the record into *r: a fresh one when there is none or it is empty;
  * *corrupt set, and a fresh one, when it is a record whose fields are not
  * right.  A file that does not begin as a record is not one: -1, and it is
- * never written over.  O_NONBLOCK: a FIFO there cannot hold retry.
+ * never written over.  Writing (a step): the record stays open.
  */
 static int
-read_record(struct circuit *c, struct record *r, int *corrupt)
+read_record(struct circuit *c, struct record *r, int *corrupt, int writing)
 {
 	static char text[RECORD_MAX + 1];
-	size_t got = 0;
-	ssize_t n;
+	size_t got;
 	int fd, e;
 
 	memset(r, 0, sizeof(*r));
 	*corrupt = 0;
-	if ((fd = openat(c->dir, c->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC)) == -1) {
-		if (errno == ENOENT)
-			return 0;
-		if (errno == ELOOP || errno == EMLINK)
-			return record_failure(c, "is a symbolic link");
-		return failure(c, "%s/%s: %s", c->dir_path, c->name,
+	c->err[0] = '\0';
+	if ((fd = open_record(c, writing, 0)) == -1)
+		return c->err[0] != '\0' ? -1 : 0;	/* else none yet */
+	e = read_text(c, fd, text, &got);
+	if (writing && e == 0)
+		c->record = fd;
+	else if (close(fd) == -1 && e == 0)
+		e = failure(c, "%s/%s: %s", c->dir_path, c->name,
 		    strerror(errno));
-	}
-	if (check_own_file(c, fd, c->name) == 0)
-		while (got < RECORD_MAX && (n = read(fd, text + got,
-		    RECORD_MAX - got)) != 0) {
-			if (n == -1 && errno != EINTR) {
-				(void)failure(c, "%s/%s: %s", c->dir_path,
-				    c->name, strerror(errno));
-				break;
-			}
-			got += n > 0 ? (size_t)n : 0;
-		}
-	e = c->err[0] != '\0';
-	if (close(fd) == -1 && !e)
-		(void)failure(c, "%s/%s: %s", c->dir_path, c->name,
-		    strerror(errno));
-	if (c->err[0] != '\0')
-		return -1;
-	text[got] = '\0';
-	if (got == 0)
-		return 0;
+	if (e == -1 || got == 0)
+		return e;
 	if (got < strlen(MAGIC) || memcmp(text, MAGIC, strlen(MAGIC)) != 0)
 		return record_failure(c, "is not a record of retry; it is left "
 		    "as it is");
@@ -433,16 +473,39 @@ write_all(int fd, const char *buf, size_t len)
 }
 
 /*
- * Replaces the record whole: written to .NAME.new beside it, then renamed
- * over it, so that a run killed at any moment, or a full disk, leaves the
- * old record as it was.  Called under the lock, so no one else writes
- * .NAME.new meanwhile.
+ * A record of a page at most, over the old one in place: one write from
+ * its start, padded with newlines to the old length.  The kernel copies a
+ * page whole or not at all, so a run killed at any moment leaves the old
+ * record or the new one; and the file's block is there already, so a full
+ * disk cannot fail it halfway.  A rename(2) would cost more than all the
+ * rest of a step on ext4, which writes the new file out first.
  */
 static int
-write_record(struct circuit *c, const struct record *r)
+write_in_place(struct circuit *c, char *buf, size_t len)
 {
-	char buf[RECORD_MAX], temp[NAME_MAX + 1];
-	size_t len = format_record(buf, sizeof(buf), r);
+	ssize_t n;
+
+	if ((off_t)len < c->size) {
+		memset(buf + len, '\n', (size_t)c->size - len);
+		len = (size_t)c->size;
+	}
+	while ((n = pwrite(c->record, buf, len, 0)) == -1 && errno == EINTR)
+		;
+	if (n == -1 || (size_t)n != len)	/* short: a full disk */
+		return failure(c, "%s/%s: %s", c->dir_path, c->name,
+		    n == -1 ? strerror(errno) : strerror(ENOSPC));
+	return 0;
+}
+
+/*
+ * A longer record (the retries of a large --budget) is written to
+ * .NAME.new beside it, then renamed over it, with the same promise.
+ * Called under the lock, so no one else writes .NAME.new meanwhile.
+ */
+static int
+write_renamed(struct circuit *c, const char *buf, size_t len)
+{
+	char temp[NAME_MAX + 1];
 	int fd, e = 0;
 
 	(void)snprintf(temp, sizeof(temp), ".%s.new", c->name);
@@ -464,6 +527,21 @@ write_record(struct circuit *c, const struct record *r)
 	if (unlinkat(c->dir, temp, 0) == -1 && errno != ENOENT)
 		e = errno;
 	return failure(c, "%s/%s: %s", c->dir_path, c->name, strerror(e));
+}
+
+/* Replaces the record whole, so that no reader ever sees half of it. */
+static int
+write_record(struct circuit *c, const struct record *r)
+{
+	static char buf[RECORD_MAX];	/* PAGE_MIN and more, for the padding */
+	size_t len = format_record(buf, sizeof(buf), r);
+
+	/* Made at its first change: a run that changes nothing leaves none. */
+	if (c->record == -1 && (c->record = open_record(c, 1, 1)) == -1)
+		return -1;
+	if (len <= PAGE_MIN && c->size <= PAGE_MIN)
+		return write_in_place(c, buf, len);
+	return write_renamed(c, buf, len);
 }
 
 /* ---- Steps, under the lock --------------------------------------------- */
@@ -491,7 +569,7 @@ begin_step(struct circuit *c, int64_t until)
 		    strerror(errno));
 		return STEP_FAILED;
 	}
-	if (read_record(c, &rec, &corrupt) == -1) {
+	if (read_record(c, &rec, &corrupt, 1) == -1) {
 		(void)end_step(c, 0);
 		return STEP_FAILED;
 	}
@@ -511,6 +589,12 @@ end_step(struct circuit *c, int changed)
 	if ((changed || c->rewrite) && write_record(c, &rec) == -1)
 		s = STEP_FAILED;
 	c->rewrite = 0;
+	if (c->record != -1 && close(c->record) == -1 && s == STEP_DONE) {
+		(void)failure(c, "%s/%s: %s", c->dir_path, c->name,
+		    strerror(errno));
+		s = STEP_FAILED;
+	}
+	c->record = -1;
 	unlock.l_type = F_UNLCK;
 	if (fcntl(c->lock, F_SETLK, &unlock) == -1 && s == STEP_DONE) {
 		(void)failure(c, "%s/.%s.lock: %s", c->dir_path, c->name,
@@ -736,9 +820,34 @@ circuit_reset(struct circuit *c)
 }
 
 /*
- * --circuit-status: what the record says, read without the lock (a record
- * is only ever replaced whole) and without changing anything, so that a
- * read-only state directory can be read.
+ * The record into rec under a shared lock, as no step holds it: a record
+ * written in place may be half-copied while a step writes it.  A lock file
+ * opened for reading takes a read lock, so a read-only state directory can
+ * be read.  No lock file: no run has written a record.
+ */
+static int
+read_locked(struct circuit *c, int *corrupt)
+{
+	struct flock lock = update_lock;
+	int e;
+
+	lock.l_type = F_RDLCK;
+	while (c->lock != -1 && fcntl(c->lock, F_SETLKW, &lock) == -1)
+		if (errno != EINTR)
+			return failure(c, "%s/.%s.lock: %s", c->dir_path,
+			    c->name, strerror(errno));
+	e = read_record(c, &rec, corrupt, 0);
+	lock.l_type = F_UNLCK;
+	if (c->lock != -1 && fcntl(c->lock, F_SETLK, &lock) == -1 && e == 0)
+		e = failure(c, "%s/.%s.lock: %s", c->dir_path, c->name,
+		    strerror(errno));
+	return e;
+}
+
+/*
+ * --circuit-status: what the record says, read under a shared lock and
+ * without changing anything, so that a read-only state directory can be
+ * read.
  */
 enum circuit_step
 circuit_view(struct circuit *c, struct circuit_view *view)
@@ -750,7 +859,7 @@ circuit_view(struct circuit *c, struct circuit_view *view)
 	if (c->store != NULL)
 		return store_view(c, view);
 	memset(view, 0, sizeof(*view));
-	if (c->dir != -1 && read_record(c, &rec, &corrupt) == -1)
+	if (c->dir != -1 && read_locked(c, &corrupt) == -1)
 		return STEP_FAILED;
 	if (c->dir == -1)
 		memset(&rec, 0, sizeof(rec));
@@ -819,7 +928,7 @@ circuit_open_store(struct circuit *c, const char *name,
 {
 	memset(c, 0, sizeof(*c));
 	c->name = name;
-	c->dir = c->lock = -1;
+	c->dir = c->lock = c->record = -1;
 	store_open(c, u, timeout);
 }
 
@@ -855,7 +964,7 @@ circuit_open(struct circuit *c, const char *name, int reading_only)
 
 	memset(c, 0, sizeof(*c));
 	c->name = name;
-	c->dir = c->lock = -1;
+	c->dir = c->lock = c->record = -1;
 	if (state_dir(c) == -1)
 		return -1;
 	if ((c->dir = open_state_dir(c, !reading_only)) == -1) {
@@ -864,7 +973,7 @@ circuit_open(struct circuit *c, const char *name, int reading_only)
 		c->err[0] = '\0';	/* none yet: an empty record */
 		return 0;
 	}
-	if (read_record(c, &r, &corrupt) == -1)
+	if (read_record(c, &r, &corrupt, 0) == -1)
 		return -1;
 	(void)snprintf(lockname, sizeof(lockname), ".%s.lock", name);
 	c->lock = openat(c->dir, lockname, reading_only ? O_RDONLY |
@@ -875,5 +984,5 @@ circuit_open(struct circuit *c, const char *name, int reading_only)
 	if (c->lock == -1)
 		return failure(c, "%s/%s: %s", c->dir_path, lockname,
 		    strerror(errno));
-	return check_own_file(c, c->lock, lockname);
+	return check_own_file(c, c->lock, lockname, NULL);
 }

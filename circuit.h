@@ -7,6 +7,8 @@
 #ifndef CIRCUIT_H
 #define CIRCUIT_H
 
+#include <sys/types.h>
+
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +61,8 @@ struct circuit {
 	char		 dir_path[PATH_MAX];	/* the state directory */
 	int		 dir;		/* it, open */
 	int		 lock;		/* .NAME.lock, open; -1: reading only */
+	int		 record;	/* the record, open during a step, or -1 */
+	off_t		 size;		/* its length when the step read it */
 	int		 probing;	/* this run holds the probe */
 	int		 corrupt;	/* it replaced a corrupt record, not said */
 	int		 rewrite;	/* the record read was corrupt */

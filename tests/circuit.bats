@@ -350,6 +350,70 @@ need_root_and_nobody() {
 	[ "${lines[2]}" = "failures:  3 in a row" ]
 }
 
+@test "a record is changed in place, a shorter one padded with newlines to the old length" {
+	mkdir -m 700 state
+	local now ino size
+	now=$(date +%s%N)
+	# Three retries an hour old: the budget's next step drops them.
+	printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 5 60000000000\nretries 3 %d %d %d\n' \
+	    $((now - 3600000000000)) $((now - 3599000000000)) $((now - 3598000000000)) >state/p
+	ino=$(stat -c %i state/p)
+	size=$(wc -c <state/p)
+	run -1 "$RETRY" -q -n2 -b 1ms -j none --budget 5/1m --circuit p false
+	[ "$(stat -c %i state/p)" = "$ino" ]
+	[ "$(wc -c <state/p)" = "$size" ]
+	[ "$(rec p failures)" = 2 ]
+	matches "$(grep '^retries' state/p)" '^retries 1 [0-9]+$'
+	# What follows the record is newlines only.
+	[ "$(sed -n '/^retries/,$p' state/p | sed 1d | tr -d '\n' | wc -c)" -eq 0 ]
+	[ "$(sed -n '/^retries/,$p' state/p | wc -l)" -gt 1 ]
+	run -0 --separate-stderr "$RETRY" --circuit-status p
+	[ "$stderr" = "" ]
+	[ "${lines[2]}" = "failures:  2 in a row" ]
+	[ "${lines[4]}" = "retries:   1 in the last 60.000s (budget 5)" ]
+}
+
+@test "a record longer than a page is written beside it and renamed over it" {
+	mkdir -m 700 state
+	local now i ino
+	now=$(date +%s%N)
+	{
+		printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 1000 3600000000000\nretries 300'
+		for i in $(seq 300); do printf ' %d' $((now - 1000000000 + i)); done
+		printf '\n'
+	} >state/big
+	[ "$(wc -c <state/big)" -gt 4096 ]
+	ino=$(stat -c %i state/big)
+	run -1 "$RETRY" -q -n1 --budget 1000/1h --circuit big false
+	[ "$(stat -c %i state/big)" != "$ino" ]
+	[ "$(rec big failures)" = 1 ]
+	[ "$(tail -c 1 state/big | od -An -tx1 | tr -d ' ')" = 0a ]
+	[ "$(tail -c 2 state/big | od -An -tx1 | tr -d ' ')" != 0a0a ]
+	[ ! -e state/.big.new ]
+	run -0 --separate-stderr "$RETRY" --circuit-status big
+	[ "$stderr" = "" ]
+	[ "${lines[4]}" = "retries:   300 in the last 3600.000s (budget 1000)" ]
+}
+
+@test "--circuit-status reads the record only between two steps (it is written in place)" {
+	fail_once rs
+	cb-lock state/.rs.lock ready 3>&- &
+	local holder=$!
+	started "$holder"
+	wait_for ready 100
+	"$RETRY" --circuit-status rs >status 3>&- &
+	pid=$!
+	started "$pid"
+	sleep 0.2
+	alive "$pid"
+	[ ! -s status ]
+	kill -KILL "$holder"
+	wait "$holder" 2>/dev/null || true
+	ended "$pid" 30
+	wait "$pid"
+	[ "$(sed -n 3p status)" = "failures:  1 in a row" ]
+}
+
 @test "a record truncated halfway is corrupt; an empty one is a fresh one" {
 	"$RETRY" -q -n3 -b 1ms --budget 5/1m --circuit t false || true
 	local size

@@ -180,20 +180,31 @@ need_root_and_nobody() {
 	[ -z "$(ls -A state | grep -v -e '^atom$' -e '^\.atom\.lock$' -e '^\.atom\.new$')" ]
 }
 
-@test "a full disk leaves the old record whole and says why (never 'Success')" {
+@test "a full disk: a change within the record's page is made; one past it fails whole and says why" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to mount a tmpfs"
 	mkdir -m 700 state
-	mount -t tmpfs -o size=12k,mode=700 tmpfs state 2>/dev/null ||
+	mount -t tmpfs -o size=16k,mode=700 tmpfs state 2>/dev/null ||
 	    skip "cannot mount a tmpfs here"
 	mounted=$PWD/state
+	local now i
+	now=$(date +%s%N)
 	"$RETRY" -q -n1 --circuit full false || true
-	cp state/full before
-	# Fill it up; the record's next version has nowhere to go.
+	{
+		printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 1000 3600000000000\nretries 300'
+		for i in $(seq 300); do printf ' %d' $((now - 1000000000 + i)); done
+		printf '\n'
+	} >state/big
+	cp state/big before
+	# Fill it up: no block is left for a new file.
 	dd if=/dev/zero of=state/fill bs=1k count=64 2>/dev/null || true
-	run -125 --separate-stderr "$RETRY" -n1 --circuit full false
-	expect_stderr "retry: $RETRY_STATE_DIR/full: No space left on device"
-	cmp before state/full
-	[ ! -e state/.full.new ]
+	# The record's own block takes the change.
+	run -1 --separate-stderr "$RETRY" -n1 --circuit full false
+	[ "$(awk '$1 == "failures" { print $2 }' state/full)" = 2 ]
+	# Past a page, the new record has nowhere to go; the old one stays.
+	run -125 --separate-stderr "$RETRY" -n1 --budget 1000/1h --circuit big false
+	expect_stderr "retry: $RETRY_STATE_DIR/big: No space left on device"
+	cmp before state/big
+	[ ! -e state/.big.new ]
 }
 
 # --- 5. the probe ----------------------------------------------------------
