@@ -854,7 +854,7 @@ circuit_view(struct circuit *c, struct circuit_view *view)
 {
 	int64_t now = realtime_now();
 	size_t i;
-	int corrupt;
+	int corrupt = 0;
 
 	if (c->store != NULL)
 		return store_view(c, view);
