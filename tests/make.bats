@@ -63,10 +63,15 @@ check_modes() {
 }
 
 @test "make install under umask 077: the files where each tool looks, 0755 and 0644; make uninstall removes them" {
-	local m dest
+	local m dest tree=$BATS_TEST_TMPDIR/tree
+	# A copy: a build under umask 077 in the tree would leave a retry
+	# that the tests run as nobody cannot execute.
+	mkdir "$tree"
+	cp -R "$TOP"/*.c "$TOP"/*.h "$TOP"/Makefile "$TOP"/retry.1 \
+	    "$TOP"/completions "$tree"/
 	for m in $(makes); do
 		dest=$BATS_TEST_TMPDIR/$m
-		run -0 sh -c 'umask 077 && "$@"' sh "$m" -s -C "$TOP" \
+		run -0 sh -c 'umask 077 && "$@"' sh "$m" -s -C "$tree" \
 		    install DESTDIR="$dest"
 		[ "$(cd "$dest" && find . -type f | sort)" = "$(printf '%s\n' \
 		    ./etc/fish/completions/retry.fish \
@@ -79,7 +84,7 @@ check_modes() {
 		cmp "$TOP/completions/_retry" \
 		    "$dest/usr/local/share/zsh/site-functions/_retry"
 		"$dest/usr/local/bin/retry" --version
-		run -0 "$m" -s -C "$TOP" uninstall DESTDIR="$dest"
+		run -0 "$m" -s -C "$tree" uninstall DESTDIR="$dest"
 		[ -z "$(find "$dest" ! -type d)" ]
 	done
 }
