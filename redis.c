@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A client of the Redis protocol (RESP2), written with libc's sockets:
  * the transport (a plain socket: the one place where TLS would go), host

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A small client of the Redis protocol (RESP2) over TCP or a Unix socket:
  * one connection, commands as arrays of bulk strings, each reply parsed

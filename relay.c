@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Input replay, output matching and held output for retry's attempts.
  * Memory stays constant whatever the amount of data: input is copied to an

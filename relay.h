@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The plumbing between retry's standard streams and each attempt's: input
  * replayed from a copy on disk, output matched line by line or held in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The shared circuit on a Redis (or Valkey) server: each step one run of
  * the Lua script below, atomic on the server and timed by its clock, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The circuit and the retry budget of a NAME shared by many hosts through
  * Redis (--store): each step of circuit.h is one Lua script run atomically

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The URL of the shared store, split by hand with one reason per fault,
  * and never shown with its password.  No I/O: the option parser and the

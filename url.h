@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The URL of --store (and RETRY_STORE): redis://[user:password@]host[:port]
  * [/db] or redis+unix://[user:password@]/path[?db=N], checked and split

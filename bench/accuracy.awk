@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # accuracy.awk: figure 2 from stamp(1) files.  Needs stats.awk.  Files
 # named *acc.R hold retry's attempts of round R, *floor.R the same child
 # run by bench/spawn -d: wait4, sleep the same delay to an absolute

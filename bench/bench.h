@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What the benchmark helpers share: the monotonic clock, commands given
  * on one command line separated by "::", and starting one quietly.

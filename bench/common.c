@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Helpers shared by the benchmark drivers (see bench.h).
  */

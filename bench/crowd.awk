@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # crowd.awk: figure 7 (one circuit, many runs) from the output of
 # bench/crowd.  Needs stats.awk.  Index 0 ran with --circuit, 1 without;
 # -v attempts is the number of attempts that all the copies of one crowd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * crowd: many copies of a command started in the same instant, as a
  * crowd of cron jobs would be; timed until the last has ended.

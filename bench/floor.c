@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * floor: the two-process floor of start-up (issue 11).  The smallest
  * program that starts a command and waits for it, as retry -n1 does.

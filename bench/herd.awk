@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # herd.awk: figure 5 for one jitter mode, from the stamp(1) file and the
 # wrappers' -v messages (files *.log.PID).  Needs stats.awk.  -v mode, row
 # (its place in the picture), release (ns: when the first attempts were

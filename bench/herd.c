@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * herd: the thundering-herd benchmark.  Starts many wrappers at the same
  * instant and makes all their first attempts fail at the same instant.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # latency.awk: figure 3 (and the RSS of figure 4) from bench/latency's
 # output.  Needs stats.awk.  -v names="a|b" labels the commands, -v tag
 # names the case in the "key value" lines written to sum.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * latency: the signal benchmark.  Starts a wrapper, waits until its
  * attempt runs or it sleeps between attempts, sends SIGTERM and times

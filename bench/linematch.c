@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * linematch: the floor of --on-output.  The smallest loop that does what
  * retry does with the output it matches, with the same libc regexec(3).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # overhead.awk: figure 1 from the output of bench/spawn.  Needs stats.awk.
 # -v names="a|b|..." labels the commands by index; ret and bare are the
 # indices of retry and of the bare command, alt (optional) one more whose

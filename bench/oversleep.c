@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * oversleep: the floor of sleep accuracy.  How late this machine wakes a
  * process that sleeps to an absolute CLOCK_MONOTONIC time, as retry's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # pairs.awk: figure 6 (throughput) from the output of bench/spawn.  Needs
 # stats.awk.  -v names="a|b|..." labels the commands by index; -v bytes
 # is what each moves; -v pairs="key:i:j:label|..." asks for the median of

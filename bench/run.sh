@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # bench/run.sh: the benchmarks of retry (issue 6), run by `make bench`.
 # Writes bench/RESULTS.md and bench/herd.svg; with QUICK=1, a short smoke
 # run that writes them to $BENCH_OUT (a directory in $TMPDIR) instead.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * spawn: the overhead benchmark.  Runs several commands in interleaved
  * rounds and prints, for each run, its wall time and peak RSS.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * stamp: the command that the benchmarks retry.  It appends a line with
  * its CLOCK_MONOTONIC start time and one with its end time to a file.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # start.awk: a row of figure 9 from pairs.awk's summary (first file) and
 # the output of bench/spawn (second).  Needs stats.awk.  -v key, fs and
 # tty name the case.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # stats.awk: order statistics for the other bench/*.awk scripts (POSIX awk,
 # loaded first with -f).  Arrays are 1-based; sortn sorts numerically.
 

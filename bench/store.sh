@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # bench/store.sh [RESULTS.md]: what the shared circuit of --store costs
 # (issue 16).  The time per attempt of 200 runs at once, each 5 failed
 # attempts through the circuit and a budget, with the record in Redis over

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # svg.awk: draws bench/herd.svg from the histograms that herd.awk wrote,
 # one row per jitter mode: second attempts per 10 ms since the instant all
 # first attempts were made to fail, as drawn by each retry (bars) and as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # wake.awk: figure 8 (sleep accuracy) from --report files, or from the
 # output of bench/oversleep.  Needs stats.awk.  Each file is one run; per delay, woke minus asked is
 # start[k+1] - (start[k] + duration[k]) - delay[k], on retry's own

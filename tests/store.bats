@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # Many hosts, one API (issue 16): --store, the circuit and the retry budget
 # that runs on many hosts share through one Redis server.  This file starts
 # its own servers (Debian's redis-server) on a Unix socket and a free port

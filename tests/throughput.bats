@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
 # The data paths at full size (issue 15): megabytes through -I, -O and the
 # output patterns, to pipes (Linux: splice and tee), files and a terminal
 # (PIPE_BUF at a time); lines longer than every buffer; readers that stop
