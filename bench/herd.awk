@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: ISC
 # herd.awk: figure 5 for one jitter mode, from the stamp(1) file and the
-# wrappers' -v messages (files *.log.PID).  Needs stats.awk.  -v mode, row
+# wrappers' reports (--report - , on stderr: files *.log.PID).  Needs stats.awk.  -v mode, row
 # (its place in the picture), release (ns: when the first attempts were
 # made to fail), lo and hi (ms: the band the delays are drawn from), seed;
 # prints a table row, appends "key value" lines to sum and the histograms
 # to data.  Times are in ms since release:
-#   scheduled = the delay that each retry drew (its "drew" message, to the
-#               microsecond): when the second attempts would start if
+#   scheduled = the delay that each retry drew (the "delay" of attempt 1 in
+#               its report, to the microsecond; messages show milliseconds): when the second attempts would start if
 #               every client had a CPU of its own, as in a real herd;
 #   observed  = start of the second attempt, seen by the child: what a
 #               server would see from this one machine, where 200 wake-ups
@@ -18,8 +18,8 @@ BEGIN {
 }
 
 FILENAME ~ /\.log\.[0-9]+$/ {
-	if (match($0, /drew [0-9.]+s/)) {
-		d = substr($0, RSTART + 5, RLENGTH - 6)
+	if ($0 ~ /"attempt": 1,/ && match($0, /"delay": [0-9.]+/)) {
+		d = substr($0, RSTART + 9, RLENGTH - 9)
 		pid = FILENAME
 		sub(/.*\./, "", pid)
 		delay[pid] = d * 1000

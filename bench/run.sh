@@ -384,7 +384,7 @@ for j in none full equal decorrelated; do
 	decorrelated) base=333ms lo=333 hi=999 ;;
 	esac
 	"$bench/herd" -n "$herd" -m "$work/herd.$j" -l "$work/herd.$j.log" \
-	    "$retry" -n 2 -v --jitter "$j" --base "$base" --cap 1s -- \
+	    "$retry" -n 2 --report - --jitter "$j" --base "$base" --cap 1s -- \
 	    "$bench/stamp" -f 1 -w 3 "$work/herd.$j" >"$work/herd.$j.out"
 	release=$(awk '$1 == "release" { print $2 }' "$work/herd.$j.out")
 	stats "$bench/herd.awk" -v mode="$j" -v row="$row" -v release="$release" \
@@ -845,7 +845,7 @@ child: retry $maxrss_retry kB, timeout $maxrss_timeout kB.
 
 ## 5. The herd
 
-    bench/herd -n $herd -m FILE -l LOG ./retry -n 2 -v --jitter MODE --base 1s --cap 1s -- bench/stamp -f 1 -w 3 FILE
+    bench/herd -n $herd -m FILE -l LOG ./retry -n 2 --report - --jitter MODE --base 1s --cap 1s -- bench/stamp -f 1 -w 3 FILE
     (decorrelated: --base 333ms --cap 1s, so that its delays span [333 ms, 999 ms] without touching the cap)
 
 \`bench/herd\` forks $herd children that block on a pipe, then closes it:
@@ -854,7 +854,7 @@ writes its start time and blocks on a second pipe, the barrier; once
 all $herd have started, the bench closes the barrier, so every first
 attempt fails in the same instant, *release* (time 0 below).
 
-- *scheduled*: the delay that each retry drew, from its \`-v\` message (to
+- *scheduled*: the delay that each retry drew, from its report (to
   the microsecond): when the second attempts would start if every client
   had a machine of its own, which is what a real herd is.
 - *observed*: when each second attempt started, seen by the child.  On
