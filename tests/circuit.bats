@@ -353,7 +353,7 @@ need_root_and_nobody() {
 @test "a record is changed in place, a shorter one padded with newlines to the old length" {
 	mkdir -m 700 state
 	local now ino size
-	now=$(date +%s%N)
+	now=$(now_ns)
 	# Three retries an hour old: the budget's next step drops them.
 	printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 5 60000000000\nretries 3 %d %d %d\n' \
 	    $((now - 3600000000000)) $((now - 3599000000000)) $((now - 3598000000000)) >state/p
@@ -376,7 +376,7 @@ need_root_and_nobody() {
 @test "a record longer than a page is written beside it and renamed over it" {
 	mkdir -m 700 state
 	local now i ino
-	now=$(date +%s%N)
+	now=$(now_ns)
 	{
 		printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 1000 3600000000000\nretries 300'
 		for i in $(seq 300); do printf ' %d' $((now - 1000000000 + i)); done

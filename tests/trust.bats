@@ -187,7 +187,7 @@ need_root_and_nobody() {
 	    skip "cannot mount a tmpfs here"
 	mounted=$PWD/state
 	local now i
-	now=$(date +%s%N)
+	now=$(msclock -r -n)
 	"$RETRY" -q -n1 --circuit full false || true
 	{
 		printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 1000 3600000000000\nretries 300'
