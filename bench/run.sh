@@ -124,6 +124,10 @@ timeout_cmd=$(command -v timeout || true)
 
 # --- the machine ----------------------------------------------------------
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)
+# Named before this run writes herd.svg and RESULTS.md, which would make
+# every tree look modified.
+source_id=$(git --no-optional-locks -C "$top" describe --always --dirty \
+    2>/dev/null || echo 'not a git checkout')
 machine() {
 	printf '| | |\n|---|---|\n'
 	printf '| date | %s |\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -141,9 +145,7 @@ machine() {
 	printf '| load average at start (1, 5, 15 min) | %s |\n' "$load_start"
 	printf '| load average at end | %s |\n' \
 	    "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
-	printf '| retry | %s, source %s |\n' "$("$retry" --version)" \
-	    "$(git --no-optional-locks -C "$top" describe --always --dirty \
-	    2>/dev/null || echo 'not a git checkout')"
+	printf '| retry | %s, source %s |\n' "$("$retry" --version)" "$source_id"
 	printf '| Debian'"'"'s retry | %s |\n' "$(dpkg-query -W -f='${Version}' \
 	    retry 2>/dev/null || echo 'not installed')"
 	printf '| timeout | %s |\n' "$("${timeout_cmd:-false}" --version \
