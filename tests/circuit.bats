@@ -15,26 +15,13 @@ setup() {
 	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/state
 }
 
-# Whatever a failed test left running: the pids in "bg" that still run
-# retry, cb-probe, cb-lock or a sleep; and a shared directory under /tmp.
+# Whatever a failed test left running (noted by later), and a shared
+# directory under /tmp.
 teardown() {
-	local p
-	if [ -s "$BATS_TEST_TMPDIR/bg" ]; then
-		for p in $(cat "$BATS_TEST_TMPDIR/bg"); do
-			case $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") in
-			*retry*|*cb-*|*sleep*)
-				kill -KILL "$p" 2>/dev/null || true ;;
-			esac
-		done
-	fi
+	kill_later
 	if [ -n "${shared:-}" ] && [ -d "$shared" ]; then
 		rm -rf "$shared"
 	fi
-}
-
-# started PID: note a background process for teardown.
-started() {
-	echo "$1" >>"$BATS_TEST_TMPDIR/bg"
 }
 
 # ms SECONDS: "1.234" as 1234.
@@ -62,21 +49,6 @@ fail_once() {
 	local name=$1
 	shift
 	"$RETRY" -q -n1 --circuit "$name" "$@" false || [ "$?" -eq 1 ]
-}
-
-# ended PID [TENTHS]: poll until PID has ended, at most TENTHS/10 s (50).
-ended() {
-	local n=0
-	while alive "$1"; do
-		[ "$n" -ge "${2:-50}" ] && return 1
-		sleep 0.1
-		n=$((n + 1))
-	done
-}
-
-need_root_and_nobody() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root to give files to another user"
-	id nobody >/dev/null 2>&1 || skip "no user nobody"
 }
 
 # --- --splay ---------------------------------------------------------
@@ -279,7 +251,7 @@ need_root_and_nobody() {
 }
 
 @test "a record or a state directory owned by another user is refused (as root)" {
-	need_root_and_nobody
+	need_root_and_nobody "to give files to another user"
 	fail_once theirs
 	chown nobody "$RETRY_STATE_DIR/theirs"
 	run -125 --separate-stderr "$RETRY" --circuit theirs touch ran
@@ -299,7 +271,7 @@ need_root_and_nobody() {
 }
 
 @test "a second user pointed at root's state is refused; its own state works" {
-	need_root_and_nobody
+	need_root_and_nobody "to give files to another user"
 	nobody_runs_retry
 	# A place nobody can reach: the bats directories are private.
 	shared=$(mktemp -d /tmp/retry-cb.XXXXXX)
@@ -399,17 +371,17 @@ need_root_and_nobody() {
 	fail_once rs
 	cb-lock state/.rs.lock ready 3>&- &
 	local holder=$!
-	started "$holder"
+	later "$holder"
 	wait_for ready 100
 	"$RETRY" --circuit-status rs >status 3>&- &
 	pid=$!
-	started "$pid"
+	later "$pid"
 	sleep 0.2
 	alive "$pid"
 	[ ! -s status ]
 	kill -KILL "$holder"
 	wait "$holder" 2>/dev/null || true
-	ended "$pid" 30
+	gone "$pid" 300
 	wait "$pid"
 	[ "$(sed -n 3p status)" = "failures:  1 in a row" ]
 }
@@ -446,7 +418,7 @@ need_root_and_nobody() {
 	for i in {1..10}; do
 		"$RETRY" -n1 --circuit many sh -c 'echo x >>"$0"' runs 2>"err.$i" 3>&- &
 		pids+=("$!")
-		started "$!"
+		later "$!"
 	done
 	for i in "${pids[@]}"; do
 		wait "$i"
@@ -543,7 +515,7 @@ start_waiters() {
 		    --circuit "$name" "$@" cb-probe probe "$fails" 0.2 \
 		    2>"err.$i" 3>&- &
 		pids+=("$!")
-		started "$!"
+		later "$!"
 	done
 }
 
@@ -690,7 +662,7 @@ retries:   not counted: no run with --budget yet" ]
 	[ "${lines[1]}" = "state:     open, half-opens at the next attempt" ]
 	"$RETRY" -n1 --circuit st sh -c 'touch "$0"; sleep 5' begun 3>&- &
 	local pid=$!
-	started "$pid"
+	later "$pid"
 	wait_for begun
 	run -0 "$RETRY" --circuit-status st
 	[ "${lines[1]}" = "state:     half-open, probed by process $pid" ]
@@ -703,7 +675,7 @@ retries:   not counted: no run with --budget yet" ]
 	sleep 0.1
 	"$RETRY" -n1 --circuit pb sh -c 'touch "$0"; sleep 5' begun 3>&- &
 	local pid=$! start
-	started "$pid"
+	later "$pid"
 	wait_for begun
 	start=$(now_ms)
 	run -75 --separate-stderr "$RETRY" --circuit pb -D 500ms touch ran
@@ -720,7 +692,7 @@ retries:   not counted: no run with --budget yet" ]
 	sleep 0.1
 	"$RETRY" -n1 --circuit gone sh -c 'echo $$ >"$0"; exec sleep 5' child 3>&- &
 	local pid=$!
-	started "$pid"
+	later "$pid"
 	wait_for child
 	kill -KILL "$pid"
 	wait "$pid" || true
@@ -748,7 +720,7 @@ fifty() {
 		    sh -c 'echo "$1 $RETRY_ATTEMPT" >>"$0"; exit 1' log "$run_" \
 		    2>"err.$run_" 3>&- &
 		pids+=("$!")
-		started "$!"
+		later "$!"
 	done
 	statuses=() last=() tried=()
 	for run_ in {1..50}; do
@@ -862,7 +834,7 @@ term_during_wait() {
 	local start rc=0
 	start=$(now_ms)
 	kill -TERM "$pid"
-	ended "$pid" 20
+	gone "$pid" 200
 	wait "$pid" || rc=$?
 	[ "$rc" -eq 143 ]
 	[ $(($(now_ms) - start)) -lt 1500 ]
@@ -872,7 +844,7 @@ term_during_wait() {
 	fail_once tw --trip 1 --cool 20s
 	"$RETRY" -v -D 30s --circuit tw touch ran 2>err 3>&- &
 	pid=$!
-	started "$pid"
+	later "$pid"
 	term_during_wait 'circuit tw is open; waiting'
 	[ ! -e ran ]
 	[ "$(sed -n 3p err)" = "retry: interrupted by SIGTERM before the first attempt" ]
@@ -885,7 +857,7 @@ term_during_wait() {
 	"$RETRY" -v -b 1ms -D 30s --circuit tb --budget 1/20s \
 	    sh -c 'echo x >>"$0"; exit 1' log 2>err 3>&- &
 	pid=$!
-	started "$pid"
+	later "$pid"
 	term_during_wait 'retry budget of circuit tb spent; waiting'
 	[ "$(wc -l <log)" -eq 1 ]
 }
@@ -893,7 +865,7 @@ term_during_wait() {
 @test "SIGTERM during the splay ends retry at once: 143, nothing run" {
 	"$RETRY" -v --splay 1h touch ran 2>err 3>&- &
 	pid=$!
-	started "$pid"
+	later "$pid"
 	term_during_wait 'splay: '
 	[ ! -e ran ]
 	[ "$(sed -n 3p err)" = "retry: interrupted by SIGTERM before the first attempt" ]
@@ -904,17 +876,17 @@ term_during_wait() {
 	"$RETRY" --circuit lk true
 	cb-lock state/.lk.lock ready 3>&- &
 	local holder=$!
-	started "$holder"
+	later "$holder"
 	wait_for ready 100
 	"$RETRY" --circuit lk touch ran 3>&- &
 	pid=$!
-	started "$pid"
+	later "$pid"
 	sleep 0.5
 	[ ! -e ran ]
 	alive "$pid"
 	kill -KILL "$holder"
 	wait "$holder" 2>/dev/null || true
-	ended "$pid" 30
+	gone "$pid" 300
 	wait "$pid"
 	[ -e ran ]
 }
@@ -923,21 +895,21 @@ term_during_wait() {
 	"$RETRY" --circuit lt true
 	cb-lock state/.lt.lock ready 3>&- &
 	local holder=$!
-	started "$holder"
+	later "$holder"
 	wait_for ready 100
 	"$RETRY" --circuit lt touch ran 2>err 3>&- &
 	pid=$!
-	started "$pid"
+	later "$pid"
 	# Blocked on the lock (retry waits for it a few ms at a time).
 	sleep 0.3
 	kill -TERM "$pid"
-	local gone=0 rc=0
-	ended "$pid" 10 && gone=1
+	local stopped=0 rc=0
+	gone "$pid" 100 && stopped=1
 	kill -KILL "$holder"
 	wait "$holder" 2>/dev/null || true
 	wait "$pid" || rc=$?
 	cat err
-	[ "$gone" -eq 1 ]
+	[ "$stopped" -eq 1 ]
 	[ "$rc" -eq 143 ]
 	[ ! -e ran ]
 	[ "$(grep -c 'attempt 1' err)" -eq 0 ]
@@ -948,7 +920,7 @@ term_during_wait() {
 	"$RETRY" --circuit lt true
 	cb-lock state/.lt.lock ready 3>&- &
 	local holder=$!
-	started "$holder"
+	later "$holder"
 	wait_for ready 100
 	local start rc=0
 	start=$(now_ms)

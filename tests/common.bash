@@ -29,6 +29,54 @@ alive() {
 	[ "$state" != Z ]
 }
 
+# gone PID [HUNDREDTHS]: poll until PID has exited (or is a zombie), at
+# most HUNDREDTHS/100 s (100): a killed process takes a moment to die.
+gone() {
+	local n=0
+	while alive "$1"; do
+		if [ "$n" -ge "${2:-100}" ]; then
+			echo "process $1 is still alive: $(psprobe "$1")"
+			return 1
+		fi
+		sleep 0.01
+		n=$((n + 1))
+	done
+}
+
+# later PID: kill PID in teardown (kill_later), should the test stop
+# before it ends.
+later() {
+	echo "$1" >>"$BATS_TEST_TMPDIR/later.pids"
+}
+
+# kill_later: kills what later noted; for teardown.
+kill_later() {
+	local p
+	for p in $(cat "$BATS_TEST_TMPDIR/later.pids" 2>/dev/null); do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+}
+
+# stop_and_time SIG PID: sends SIG to PID, a child of the test's shell,
+# and waits for it; sets $rc to its status and $took to the milliseconds
+# it took to end.
+stop_and_time() {
+	local t0
+	t0=$(now_ms)
+	kill -s "$1" "$2"
+	rc=0
+	wait "$2" || rc=$?
+	took=$(($(now_ms) - t0))
+	echo "status $rc after $took ms"
+}
+
+# need_root_and_nobody WHY: skips the test unless it runs as root and
+# there is a user nobody; WHY says what root is needed for.
+need_root_and_nobody() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root $1"
+	id nobody >/dev/null 2>&1 || skip "no user nobody"
+}
+
 # mode_of FILE: its permission bits in octal, as stat -c %a prints them
 # (from ls -ld, which POSIX specifies).
 mode_of() {

@@ -15,27 +15,7 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in $(cat kill.pids 2>/dev/null); do
-		kill -KILL "$p" 2>/dev/null || true
-	done
-}
-
-# later PID: kill PID in teardown, should the test stop before it ends.
-later() {
-	echo "$1" >>kill.pids
-}
-
-# term_and_time PID: sends SIGTERM to PID and waits for it; sets $rc to
-# its status and $took to the milliseconds it took to end.
-term_and_time() {
-	local t0
-	t0=$(now_ms)
-	kill -TERM "$1"
-	rc=0
-	wait "$1" || rc=$?
-	took=$(($(now_ms) - t0))
-	echo "status $rc after $took ms"
+	kill_later
 }
 
 @test "SIGTERM while retry waits to write a message to a full stderr: 143 at once" {
@@ -50,7 +30,7 @@ term_and_time() {
 	# Its "next in" message waits for room in the pipe.
 	sleep 0.5
 	alive "$pid"
-	term_and_time "$pid"
+	stop_and_time TERM "$pid"
 	[ "$rc" -eq 143 ]
 	# Typically 1-10 ms; the bound is for a loaded machine.
 	[ "$took" -lt 250 ]
@@ -79,7 +59,7 @@ term_and_time() {
 	local holder=$!
 	later "$holder"
 	wait_for ready
-	term_and_time "$pid"
+	stop_and_time TERM "$pid"
 	kill -KILL "$holder"
 	cat err
 	[ "$rc" -eq 143 ]
@@ -98,7 +78,7 @@ term_and_time() {
 	local pid=$!
 	later "$pid"
 	sleep 0.3
-	term_and_time "$pid"
+	stop_and_time TERM "$pid"
 	kill -KILL "$holder"
 	[ "$rc" -eq 143 ]
 	[ "$took" -lt 250 ]

@@ -61,14 +61,6 @@ norm() {
 # An fd of retry's may close while this lists them (readlink then fails).
 FDS='for f in /proc/$PPID/fd/*; do readlink "$f" || :; done'
 
-# stop_bg SIG: sends SIG to the retry started in the background, whose pid
-# is in bg.pid, and waits for it; sets $rc to its status.
-stop_bg() {
-	kill -s "$1" "$(cat bg.pid)"
-	rc=0
-	wait "$(cat bg.pid)" || rc=$?
-}
-
 # ---- Input ----------------------------------------------------------------
 
 @test "stdin a regular file: every attempt reads it from where retry found it" {
@@ -229,7 +221,7 @@ retry: attempt 3/5 failed with exit 1; next in 0.040s" ]
 	echo $! >bg.pid
 	wait_for_text err 'next in 20.000s'
 	[ "$(tmp_files)" = "" ]	# -I and -O: files without a name
-	stop_bg TERM
+	stop_and_time TERM "$(cat bg.pid)"
 	[ "$rc" -eq 143 ]
 	[ "$(tmp_files)" = "" ]
 
@@ -276,7 +268,7 @@ retry: attempt 2/5 failed with exit 3; giving up: status 3 is not retryable"
 	    >out 2>err 3>&- &
 	echo $! >bg.pid
 	wait_for_text err 'next in 10.000s'
-	stop_bg TERM
+	stop_and_time TERM "$(cat bg.pid)"
 	[ "$rc" -eq 143 ]
 	[ "$(cat out)" = "" ]
 	[ "$(grep -c '^out-' err)" -eq 1 ]
@@ -380,7 +372,7 @@ $one" ]
 		echo $! >bg.pid
 		wait_for path
 		[ -f "$(cat path)" ]
-		stop_bg "$sig"
+		stop_and_time "$sig" "$(cat bg.pid)"
 		[ "$(kill -l "$rc")" = "$sig" ]
 		[ ! -e "$(cat path)" ]
 	done
@@ -854,7 +846,7 @@ out" ]
 	"$RETRY" --report r.json -b 20s -j none false 2>err 3>&- &
 	echo $! >bg.pid
 	wait_for_text err 'next in 20.000s'
-	stop_bg TERM
+	stop_and_time TERM "$(cat bg.pid)"
 	[ "$rc" -eq 143 ]
 	cat r.json
 	json_ok r.json
@@ -876,7 +868,7 @@ tmp" ]
 	"$RETRY" --report r.json -b 10ms sh -c 'touch started; sleep 10' 2>err 3>&- &
 	echo $! >bg.pid
 	wait_for started
-	stop_bg TERM
+	stop_and_time TERM "$(cat bg.pid)"
 	[ "$rc" -eq 143 ]
 	json_ok r.json
 	grep -q '"attempt": 1, .*"status": 143, "signal": "SIGTERM", "timed_out": false, "error": null, "delay": null' r.json

@@ -97,12 +97,11 @@ setup() {
 	PORT=$(cat "$SERVER/port")
 }
 
-# Whatever a failed test left: the pids in "bg", the servers in "servers".
+# Whatever a failed test left: the pids noted by later, the servers in
+# "servers".
 teardown() {
-	local p d
-	for p in $(cat "$BATS_TEST_TMPDIR/bg" 2>/dev/null); do
-		kill -KILL "$p" 2>/dev/null || true
-	done
+	local d
+	kill_later
 	for d in $(cat "$BATS_TEST_TMPDIR/servers" 2>/dev/null); do
 		redis_stop "$d"
 		rm -rf "$d"
@@ -123,7 +122,7 @@ rcli() {
 # started PID: kill PID in teardown, should the test stop before it ends;
 # and wait for it in finish (a bare "wait" would wait for bats's timer).
 started() {
-	echo "$1" >>"$BATS_TEST_TMPDIR/bg"
+	later "$1"
 	pids+=("$1")
 }
 
@@ -343,7 +342,7 @@ open_circuit() {
 	RETRY_STATE_DIR=$PWD/A "$RETRY" -n1 --circuit pk --store "$STORE" \
 	    sh -c 'echo $$ >"$0"; exec cb-probe probe 0 30' attempt 2>err.A 3>&- &
 	local a=$!
-	echo "$a" >>"$BATS_TEST_TMPDIR/bg"
+	later "$a"
 	wait_for_text probe/log '^start 1 '
 	run -0 "$RETRY" --circuit-status pk --store "$STORE"
 	[ "${lines[1]}" = "state:     half-open, probed by process $a on $(hostname)" ]
@@ -437,7 +436,7 @@ retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 # URL in $SLOW.
 slow() {
 	rdproxy port "$SERVER/sock" "$1" 3>&- &
-	echo "$!" >>"$BATS_TEST_TMPDIR/bg"
+	later "$!"
 	disown "$!"	# killed in teardown: no word from bash about it
 	wait_for port
 	SLOW=redis://127.0.0.1:$(cat port)
@@ -483,7 +482,7 @@ retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 	"$RETRY" --circuit sl --store "$SLOW" --store-timeout 1m touch ran \
 	    2>err 3>&- &
 	local pid=$! start rc=0
-	echo "$pid" >>"$BATS_TEST_TMPDIR/bg"
+	later "$pid"
 	sleep 0.5
 	start=$(now_ms)
 	kill -TERM "$pid"

@@ -38,27 +38,6 @@ teardown() {
 	return 0
 }
 
-# stop_bg SIG: sends SIG to the retry in the background (bg.pid) and waits
-# for it; sets $rc to its status and $took to the milliseconds it took.
-stop_bg() {
-	local t0
-	t0=$(now_ms)
-	kill -s "$1" "$(cat bg.pid)"
-	rc=0
-	wait "$(cat bg.pid)" || rc=$?
-	took=$(($(now_ms) - t0))
-}
-
-# gone PID [TENTHS]: PID ends within TENTHS/10 s (30).
-gone() {
-	local n=0
-	while alive "$1"; do
-		[ "$n" -ge "${2:-30}" ] && return 1
-		sleep 0.1
-		n=$((n + 1))
-	done
-}
-
 # A FIFO for stderr, read into FILE by cat in the background: retry's
 # stderr is then a pipe too.
 err_pipe() {
@@ -269,11 +248,10 @@ stuck_reader() {
 	# stderr goes on while stdout is stuck.
 	wait_for_text err '^tick 5$'
 	# --timeout: the attempt's group gets SIGTERM at 1.5 s.
-	gone "$(cat pid)" 50
+	gone "$(cat pid)" 500
 	sleep 0.2
 	alive "$(cat bg.pid)"	# its output waits for the reader
-	stop_bg TERM
-	echo "retry took $took ms to end"
+	stop_and_time TERM "$(cat bg.pid)"
 	[ "$rc" -eq 143 ]
 	between "$took" 0 2000
 }
@@ -284,8 +262,8 @@ stuck_reader() {
 	    >stuck 2>err 3>&- &
 	echo $! >bg.pid
 	wait_for pid
-	gone "$(cat pid)" 50
-	stop_bg TERM
+	gone "$(cat pid)" 500
+	stop_and_time TERM "$(cat bg.pid)"
 	[ "$rc" -eq 143 ]
 	between "$took" 0 2000
 }
@@ -296,10 +274,10 @@ stuck_reader() {
 	    >stuck 2>err 3>&- &
 	echo $! >bg.pid
 	wait_for pid
-	gone "$(cat pid)" 50
+	gone "$(cat pid)" 500
 	sleep 0.2
 	alive "$(cat bg.pid)"
-	stop_bg TERM
+	stop_and_time TERM "$(cat bg.pid)"
 	# The run had succeeded before the signal: its status, as before.
 	[ "$rc" -eq 0 ]
 	between "$took" 0 2000
@@ -320,7 +298,7 @@ stuck_reader() {
 	wait_for sent 100
 	sleep 0.2
 	alive "$(cat bg.pid)"
-	stop_bg TERM
+	stop_and_time TERM "$(cat bg.pid)"
 	[ "$rc" -eq 143 ]
 	between "$took" 0 2000
 }

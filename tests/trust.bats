@@ -14,18 +14,10 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in $(cat kill.pids 2>/dev/null); do
-		kill -KILL "$p" 2>/dev/null || true
-	done
+	kill_later
 	if [ -n "${mounted:-}" ]; then
 		umount "$mounted" 2>/dev/null || true
 	fi
-}
-
-need_root_and_nobody() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root to be the victim"
-	id nobody >/dev/null 2>&1 || skip "no user nobody"
 }
 
 # --- 1. the way to the state directory ------------------------------------
@@ -48,7 +40,7 @@ need_root_and_nobody() {
 }
 
 @test "a parent that another user owns, or may write without the sticky bit, is refused" {
-	need_root_and_nobody
+	need_root_and_nobody "to be the victim"
 	mkdir -m 755 theirs
 	chown nobody theirs
 	RETRY_STATE_DIR=$PWD/theirs/state run -125 --separate-stderr \
@@ -81,7 +73,7 @@ need_root_and_nobody() {
 	ln -s victim link
 	swapper "$PWD/real" "$PWD/link" "$RETRY_STATE_DIR" 2000 >swaps 3>&- &
 	local swapper=$! i
-	echo "$swapper" >>kill.pids
+	later "$swapper"
 	for i in $(seq 1 100); do
 		"$RETRY" -q -n1 --trip 1000000 --circuit sw false 2>>err || true
 	done
@@ -225,7 +217,7 @@ need_root_and_nobody() {
 	[ "${lines[1]}" = "state:     half-open, its probe is gone: the next attempt probes" ]
 	"$RETRY" --circuit ps sh -c 'touch probing; sleep 30' 3>&- &
 	local pid=$!
-	echo "$pid" >>kill.pids
+	later "$pid"
 	wait_for probing
 	run -0 "$RETRY" --circuit-status ps
 	[ "${lines[1]}" = "state:     half-open, probed by process $pid" ]
@@ -239,12 +231,12 @@ need_root_and_nobody() {
 	printf 'retry-circuit 1\nstate open\nfailures 5\nopenings 1\nhalf-open-at 1\nprobe 0\nbudget 0 0\nretries 0\n' >state/pk
 	"$RETRY" -n1 --circuit pk cb-probe probe 0 2 3>&- &
 	local first=$!
-	echo "$first" >>kill.pids
+	later "$first"
 	wait_for_text probe/log '^start 1 '
 	# Others wait for it.
 	"$RETRY" -v -n1 -D 10s --circuit pk cb-probe probe 0 0.1 2>err2 3>&- &
 	local second=$!
-	echo "$second" >>kill.pids
+	later "$second"
 	sleep 0.3
 	[ "$(grep -c '^start' probe/log)" -eq 1 ]
 	kill -KILL "$first"
@@ -334,7 +326,7 @@ record() {
 		i=0; while [ $i -lt 2000 ]; do printf "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"; i=$((i+1)); done
 		echo; touch printed; exit 1' >/dev/null 2>&1 3>&- &
 	local pid=$! t0
-	echo "$pid" >>kill.pids
+	later "$pid"
 	wait_for printed
 	t0=$(now_ms)
 	kill -TERM "$pid"
@@ -360,7 +352,7 @@ record() {
 # --- 9. reading only -------------------------------------------------------------
 
 @test "--circuit-status works on a read-only state directory" {
-	need_root_and_nobody
+	need_root_and_nobody "to be the victim"
 	nobody_runs_retry
 	local shared
 	shared=$(mktemp -d /tmp/retry-ro.XXXXXX)

@@ -29,17 +29,3 @@ within() {
 	echo "took $took ms, not within [$2, $3] ms"
 	return 1
 }
-
-# gone PID [HUNDREDTHS]: poll until PID has exited (or is a zombie), at
-# most HUNDREDTHS/100 s (100): a killed process takes a moment to die.
-gone() {
-	local n=0
-	while alive "$1"; do
-		if [ "$n" -ge "${2:-100}" ]; then
-			echo "process $1 is still alive: $(psprobe "$1")"
-			return 1
-		fi
-		sleep 0.01
-		n=$((n + 1))
-	done
-}
