@@ -55,6 +55,9 @@ static const char *const state_names[] = { "closed", "open", "half-open" };
 static const struct flock update_lock = {
 	.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1
 };
+static const struct flock probe_lock = {
+	.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 1, .l_len = 1
+};
 
 static int
 failure(struct circuit *c, const char *fmt, ...)
@@ -66,6 +69,20 @@ failure(struct circuit *c, const char *fmt, ...)
 	(void)vsnprintf(c->err, sizeof(c->err), fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+/* The record's or the lock file's error number E, as "DIR/NAME: why". */
+static int
+record_failed(struct circuit *c, int e)
+{
+	return failure(c, "%s/%s: %s", c->dir_path, c->name, strerror(e));
+}
+
+static int
+lock_failed(struct circuit *c, int e)
+{
+	return failure(c, "%s/.%s.lock: %s", c->dir_path, c->name,
+	    strerror(e));
 }
 
 /* ---- The state directory --------------------------------------------- */
@@ -388,8 +405,7 @@ open_record(struct circuit *c, int writing, int make)
 	if (fd == -1 && (errno == ELOOP || errno == EMLINK))
 		return record_failure(c, "is a symbolic link");
 	if (fd == -1)
-		return failure(c, "%s/%s: %s", c->dir_path, c->name,
-		    strerror(errno));
+		return record_failed(c, errno);
 	if (check_own_file(c, fd, c->name, &c->size) == -1) {
 		(void)close(fd);
 		return -1;
@@ -409,8 +425,7 @@ read_text(struct circuit *c, int fd, char *text, size_t *got)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1)
-			return failure(c, "%s/%s: %s", c->dir_path, c->name,
-			    strerror(errno));
+			return record_failed(c, errno);
 		*got += (size_t)n;
 	}
 	text[*got] = '\0';
@@ -439,8 +454,7 @@ read_record(struct circuit *c, struct record *r, int *corrupt, int writing)
 	if (writing && e == 0)
 		c->record = fd;
 	else if (close(fd) == -1 && e == 0)
-		e = failure(c, "%s/%s: %s", c->dir_path, c->name,
-		    strerror(errno));
+		e = record_failed(c, errno);
 	if (e == -1 || got == 0)
 		return e;
 	if (got < strlen(MAGIC) || memcmp(text, MAGIC, strlen(MAGIC)) != 0)
@@ -492,8 +506,7 @@ write_in_place(struct circuit *c, char *buf, size_t len)
 	while ((n = pwrite(c->record, buf, len, 0)) == -1 && errno == EINTR)
 		;
 	if (n == -1 || (size_t)n != len)	/* short: a full disk */
-		return failure(c, "%s/%s: %s", c->dir_path, c->name,
-		    n == -1 ? strerror(errno) : strerror(ENOSPC));
+		return record_failed(c, n == -1 ? errno : ENOSPC);
 	return 0;
 }
 
@@ -526,7 +539,7 @@ write_renamed(struct circuit *c, const char *buf, size_t len)
 		return 0;
 	if (unlinkat(c->dir, temp, 0) == -1 && errno != ENOENT)
 		e = errno;
-	return failure(c, "%s/%s: %s", c->dir_path, c->name, strerror(e));
+	return record_failed(c, e);
 }
 
 /* Replaces the record whole, so that no reader ever sees half of it. */
@@ -565,8 +578,7 @@ begin_step(struct circuit *c, int64_t until)
 	case LOCK_SIGNAL:
 		return STEP_SIGNAL;
 	case LOCK_FAILED:
-		(void)failure(c, "%s/.%s.lock: %s", c->dir_path, c->name,
-		    strerror(errno));
+		(void)lock_failed(c, errno);
 		return STEP_FAILED;
 	}
 	if (read_record(c, &rec, &corrupt, 1) == -1) {
@@ -590,15 +602,13 @@ end_step(struct circuit *c, int changed)
 		s = STEP_FAILED;
 	c->rewrite = 0;
 	if (c->record != -1 && close(c->record) == -1 && s == STEP_DONE) {
-		(void)failure(c, "%s/%s: %s", c->dir_path, c->name,
-		    strerror(errno));
+		(void)record_failed(c, errno);
 		s = STEP_FAILED;
 	}
 	c->record = -1;
 	unlock.l_type = F_UNLCK;
 	if (fcntl(c->lock, F_SETLK, &unlock) == -1 && s == STEP_DONE) {
-		(void)failure(c, "%s/.%s.lock: %s", c->dir_path, c->name,
-		    strerror(errno));
+		(void)lock_failed(c, errno);
 		s = STEP_FAILED;
 	}
 	return s;
@@ -615,38 +625,33 @@ end_step(struct circuit *c, int changed)
 static int
 take_probe(struct circuit *c)
 {
-	struct flock probe = update_lock;
+	struct flock probe = probe_lock;
 
-	probe.l_start = 1;
 	if (fcntl(c->lock, F_SETLK, &probe) == 0)
 		return 1;
 	if (errno == EAGAIN || errno == EACCES)
 		return 0;
-	return failure(c, "%s/.%s.lock: %s", c->dir_path, c->name,
-	    strerror(errno));
+	return lock_failed(c, errno);
 }
 
 static int
 drop_probe(struct circuit *c)
 {
-	struct flock probe = update_lock;
+	struct flock probe = probe_lock;
 
 	c->probing = 0;
-	probe.l_start = 1;
 	probe.l_type = F_UNLCK;
 	if (fcntl(c->lock, F_SETLK, &probe) == 0)
 		return 0;
-	return failure(c, "%s/.%s.lock: %s", c->dir_path, c->name,
-	    strerror(errno));
+	return lock_failed(c, errno);
 }
 
 /* The pid of the run that holds the probe, or 0 when none does. */
 static long
 probe_holder(struct circuit *c)
 {
-	struct flock probe = update_lock;
+	struct flock probe = probe_lock;
 
-	probe.l_start = 1;
 	if (c->lock == -1 || fcntl(c->lock, F_GETLK, &probe) == -1 ||
 	    probe.l_type == F_UNLCK)
 		return 0;
@@ -834,13 +839,11 @@ read_locked(struct circuit *c, int *corrupt)
 	lock.l_type = F_RDLCK;
 	while (c->lock != -1 && fcntl(c->lock, F_SETLKW, &lock) == -1)
 		if (errno != EINTR)
-			return failure(c, "%s/.%s.lock: %s", c->dir_path,
-			    c->name, strerror(errno));
+			return lock_failed(c, errno);
 	e = read_record(c, &rec, corrupt, 0);
 	lock.l_type = F_UNLCK;
 	if (c->lock != -1 && fcntl(c->lock, F_SETLK, &lock) == -1 && e == 0)
-		e = failure(c, "%s/.%s.lock: %s", c->dir_path, c->name,
-		    strerror(errno));
+		e = lock_failed(c, errno);
 	return e;
 }
 
