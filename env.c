@@ -24,7 +24,11 @@
 #include "proc.h"
 #include "sha256.h"
 
-static unsigned char	 entropy[32];	/* seed 8, key 16, nonce 8 */
+/* What a run draws, in one call: the seed, the key, the nonce. */
+#define SEED_AT		0	/* 8 bytes */
+#define KEY_AT		8	/* 16 bytes */
+#define NONCE_AT	24	/* 8 bytes */
+static unsigned char	 entropy[32];
 static int		 have_entropy;
 
 /*
@@ -64,6 +68,19 @@ kernel_random(void)
 		fatal("/dev/urandom");
 }
 
+/* The 8 bytes of the draw from AT on, as a number. */
+static uint64_t
+random_word(int at)
+{
+	uint64_t word = 0;
+	int i;
+
+	kernel_random();
+	for (i = at; i < at + 8; i++)
+		word = word << 8 | entropy[i];
+	return word;
+}
+
 /*
  * A seed from the kernel, never from the clock or the pid: processes
  * started in the same instant must draw different delays.
@@ -71,26 +88,14 @@ kernel_random(void)
 uint64_t
 random_seed(void)
 {
-	uint64_t seed = 0;
-	int i;
-
-	kernel_random();
-	for (i = 0; i < 8; i++)
-		seed = seed << 8 | entropy[i];
-	return seed;
+	return random_word(SEED_AT);
 }
 
 /* 64 random bits apart from the seed and the key (the hint file's name). */
 uint64_t
 random_nonce(void)
 {
-	uint64_t nonce = 0;
-	int i;
-
-	kernel_random();
-	for (i = 24; i < 32; i++)
-		nonce = nonce << 8 | entropy[i];
-	return nonce;
+	return random_word(NONCE_AT);
 }
 
 /* 16 bytes as a UUID of the version given, in its text form. */
@@ -151,7 +156,7 @@ idempotency_key(const char *given, char *const argv[], char *buf,
 	if (inherited != NULL && *inherited != '\0')
 		return derived_key(buf, size, inherited, argv);
 	kernel_random();
-	return uuid(buf, size, entropy + 8, 4);
+	return uuid(buf, size, entropy + KEY_AT, 4);
 }
 
 /*
