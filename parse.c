@@ -194,22 +194,43 @@ codes_add(struct codes *set, int status)
 	set->bits[status / 8] |= (unsigned char)(1u << (status % 8));
 }
 
+/*
+ * Reads the digits at *p into *v and moves *p past them: 0; -1 when there
+ * are none; -2 when the number passes max, which it never computes past.
+ */
+static int
+scan_digits(const char **p, uint64_t max, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t d;
+
+	if (!is_digit(*s))
+		return -1;
+	for (*v = 0; is_digit(*s); s++) {
+		d = (uint64_t)(*s - '0');
+		if (d > max || *v > (max - d) / 10)
+			return -2;
+		*v = *v * 10 + d;
+	}
+	*p = s;
+	return 0;
+}
+
 /* A whole number 0..max, digits only. */
 const char *
 parse_count(const char *s, long max, long *n)
 {
-	long v = 0;
+	uint64_t v;
 
-	if (*s == '\0')
+	switch (scan_digits(&s, (uint64_t)max, &v)) {
+	case -2:
+		return "number too large";
+	case -1:
 		return "invalid number";
-	for (; *s != '\0'; s++) {
-		if (!is_digit(*s))
-			return "invalid number";
-		if (v > (max - (*s - '0')) / 10)
-			return "number too large";
-		v = v * 10 + (*s - '0');
 	}
-	*n = v;
+	if (*s != '\0')
+		return "invalid number";
+	*n = (long)v;
 	return NULL;
 }
 
@@ -235,18 +256,14 @@ parse_factor(const char *s, double *x)
 const char *
 parse_seed(const char *s, uint64_t *seed)
 {
-	uint64_t v = 0;
-
-	if (*s == '\0')
+	switch (scan_digits(&s, UINT64_MAX, seed)) {
+	case -2:
+		return "seed too large";
+	case -1:
 		return "invalid seed";
-	for (; *s != '\0'; s++) {
-		if (!is_digit(*s))
-			return "invalid seed";
-		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return "seed too large";
-		v = v * 10 + (uint64_t)(*s - '0');
 	}
-	*seed = v;
+	if (*s != '\0')
+		return "invalid seed";
 	return NULL;
 }
 
@@ -580,17 +597,13 @@ parse_hint(const char *text, int64_t now_ns, int64_t *delay)
 int
 scan_bounded(char **p, int64_t max, int64_t *v)
 {
-	char *s = *p;
+	const char *s = *p;
+	uint64_t u;
 
-	*v = 0;
-	if (!is_digit(*s))
+	if (scan_digits(&s, (uint64_t)max, &u) != 0)
 		return -1;
-	for (; is_digit(*s); s++) {
-		if (*v > (max - (*s - '0')) / 10)
-			return -1;
-		*v = *v * 10 + (*s - '0');
-	}
-	*p = s;
+	*v = (int64_t)u;
+	*p += s - *p;
 	return 0;
 }
 
