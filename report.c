@@ -80,12 +80,13 @@ report_open(struct report *rep, const char *path)
 		errno = EISDIR;	/* also through a symbolic link */
 		return -1;
 	}
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+	if (lstat(path, &st) == -1) {
+		if (errno != ENOENT)
+			return -1;
+	} else if (!S_ISREG(st.st_mode)) {
 		rep->in_place = 1;
 		return 0;
 	}
-	if (errno != ENOENT && !S_ISREG(st.st_mode))
-		return -1;
 	/* The directory of path, where the temporary file will be. */
 	if ((slash = strrchr(path, '/')) == NULL)
 		(void)snprintf(rep->dir, sizeof(rep->dir), ".");
