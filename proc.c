@@ -457,8 +457,11 @@ proc_may_write(int fd)
 			timeout = left <= 0 ? 0 : left / 1000000 >= INT_MAX ?
 			    INT_MAX : (int)(left / 1000000) + 1;
 		}
-		if (poll(p, 2, timeout) == -1 && errno != EINTR)
-			return 1;	/* write(2) will say what is wrong */
+		if (poll(p, 2, timeout) == -1) {
+			if (errno != EINTR)
+				return 1;	/* write(2) will say what is wrong */
+			continue;	/* revents are not set: look again */
+		}
 		if (p[0].revents != 0)
 			return 1;
 		if (signalled || timeout == 0)
