@@ -154,6 +154,9 @@ hint_open(uint64_t nonce, const char **why)
 	if (snprintf(hint_path, sizeof(hint_path), "%s/%s", dir, hint_name) >=
 	    (int)sizeof(hint_path)) {
 		*why = strerror(ENAMETOOLONG);
+		if (close(hint_dir) == -1)
+			warning("close");
+		hint_dir = -1;	/* off: hint_read has nothing to look at */
 		return NULL;
 	}
 	return hint_path;
