@@ -28,14 +28,14 @@ number(const char *s, size_t n, long min, long max)
 	long v = 0;
 	size_t i;
 
-	if (n == 0 || n > 10)
+	if (n == 0)
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
+		if (s[i] < '0' || s[i] > '9' || v > (max - (s[i] - '0')) / 10)
+			return -1;	/* never computed past max */
 		v = v * 10 + (s[i] - '0');
 	}
-	return v < min || v > max ? -1 : v;
+	return v < min ? -1 : v;
 }
 
 static int
@@ -261,6 +261,27 @@ parse(const char *text, struct store_url *u)
 }
 
 /*
+ * A URL as typed, with what may be a password as "***": from the first
+ * ':' after the scheme (or the start) to the last '@'.  For messages
+ * about URLs that could not be parsed.
+ */
+static const char *
+url_mask(char *out, size_t size, const char *text)
+{
+	const char *start = strstr(text, "://"), *at, *colon;
+
+	start = start == NULL ? text : start + 3;
+	at = strrchr(start, '@');
+	colon = at == NULL ? NULL : memchr(start, ':', (size_t)(at - start));
+	if (colon == NULL)
+		(void)snprintf(out, size, "%s", text);
+	else
+		(void)snprintf(out, size, "%.*s***%s", (int)(colon + 1 - text),
+		    text, at);
+	return out;
+}
+
+/*
  * Checks text, the value of opt, into *u.  Returns 0, or -1 with the one
  * line that says why in err: opt, the value with its password masked,
  * and the fix.
@@ -281,25 +302,4 @@ url_check(const char *opt, const char *text, struct store_url *u,
 	u->given = 1;
 	show(u);
 	return 0;
-}
-
-/*
- * A URL as typed, with what may be a password as "***": from the first
- * ':' after the scheme (or the start) to the last '@'.  For messages
- * about URLs that could not be parsed.
- */
-const char *
-url_mask(char *out, size_t size, const char *text)
-{
-	const char *start = strstr(text, "://"), *at, *colon;
-
-	start = start == NULL ? text : start + 3;
-	at = strrchr(start, '@');
-	colon = at == NULL ? NULL : memchr(start, ':', (size_t)(at - start));
-	if (colon == NULL)
-		(void)snprintf(out, size, "%s", text);
-	else
-		(void)snprintf(out, size, "%.*s***%s", (int)(colon + 1 - text),
-		    text, at);
-	return out;
 }

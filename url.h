@@ -29,6 +29,5 @@ struct store_url {
 
 int		 url_check(const char *, const char *, struct store_url *,
 		    char *, size_t);
-const char	*url_mask(char *, size_t, const char *);
 
 #endif
