@@ -256,7 +256,9 @@ parse_factor(const char *s, double *x)
 const char *
 parse_seed(const char *s, uint64_t *seed)
 {
-	switch (scan_digits(&s, UINT64_MAX, seed)) {
+	uint64_t v;
+
+	switch (scan_digits(&s, UINT64_MAX, &v)) {
 	case -2:
 		return "seed too large";
 	case -1:
@@ -264,6 +266,7 @@ parse_seed(const char *s, uint64_t *seed)
 	}
 	if (*s != '\0')
 		return "invalid seed";
+	*seed = v;
 	return NULL;
 }
 
