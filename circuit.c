@@ -31,7 +31,6 @@
 
 #define MAGIC		"retry-circuit 1\n"
 #define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256)
-#define TIME_MAX	(INT64_C(1) << 62)	/* Unix ns: the year 2116 */
 #define COUNT_MAX	INT_MAX
 #define PAGE_MIN	4096	/* no system retry runs on has smaller pages */
 
@@ -179,6 +178,20 @@ open_failed(struct circuit *c, int len, int last, int link)
 	return failure(c, "%.*s: %s", len, p, strerror(errno));
 }
 
+/* Whether a path's rest is nothing but "/" and "." components. */
+static int
+only_dots(const char *rest)
+{
+	for (;;) {
+		rest += strspn(rest, "/");
+		if (*rest == '\0')
+			return 1;
+		if (rest[0] != '.' || (rest[1] != '/' && rest[1] != '\0'))
+			return 0;
+		rest++;
+	}
+}
+
 /*
  * Opens the state directory one component at a time from / (a relative
  * path from the current directory, as getcwd() names it), each relative to
@@ -217,7 +230,7 @@ open_state_dir(struct circuit *c, int make)
 			if (*comp == '\0' || strcmp(comp, ".") == 0)
 				continue;
 			len = (int)(comp - path + (ptrdiff_t)strlen(comp));
-			last = next[strspn(next, "/")] == '\0';
+			last = only_dots(next);
 			if (strcmp(comp, "..") == 0) {
 				(void)failure(c, "state directory %s: no \"..\" "
 				    "in it, please", c->dir_path);
@@ -732,7 +745,8 @@ open_circuit(const struct breaker *b, double u, int64_t now)
 	cool = cool / 2 + u * cool / 2;
 	rec.state = OPEN;
 	rec.probe = 0;
-	rec.half_open_at = now + (int64_t)cool;	/* < TIME_MAX + DUR_MAX */
+	/* now is below 2^62 (Unix ns) until 2116, cool within DUR_MAX. */
+	rec.half_open_at = now + (int64_t)cool;
 }
 
 /*
@@ -962,7 +976,6 @@ int
 circuit_open(struct circuit *c, const char *name, int reading_only)
 {
 	char lockname[NAME_MAX + 1];
-	struct record r;
 	int corrupt;
 
 	memset(c, 0, sizeof(*c));
@@ -976,7 +989,8 @@ circuit_open(struct circuit *c, const char *name, int reading_only)
 		c->err[0] = '\0';	/* none yet: an empty record */
 		return 0;
 	}
-	if (read_record(c, &r, &corrupt, 0) == -1)
+	/* Refused now, not after a --splay: a record that is not one. */
+	if (read_record(c, &rec, &corrupt, 0) == -1)
 		return -1;
 	(void)snprintf(lockname, sizeof(lockname), ".%s.lock", name);
 	c->lock = openat(c->dir, lockname, reading_only ? O_RDONLY |
@@ -985,7 +999,6 @@ circuit_open(struct circuit *c, const char *name, int reading_only)
 	if (c->lock == -1 && reading_only)
 		return 0;	/* no lock file: no probe to name */
 	if (c->lock == -1)
-		return failure(c, "%s/%s: %s", c->dir_path, lockname,
-		    strerror(errno));
+		return lock_failed(c, errno);
 	return check_own_file(c, c->lock, lockname, NULL);
 }
