@@ -175,6 +175,17 @@ fail_once() {
 	[ ! -e "$RETRY_STATE_DIR" ]
 }
 
+@test "a state directory named with trailing /. or / is that directory" {
+	mkdir -m 700 state
+	local d
+	for d in "$PWD/state/." "$PWD/state/./" "$PWD/state//" "state/."; do
+		RETRY_STATE_DIR=$d run -1 --separate-stderr "$RETRY" -q -n1 \
+		    --circuit dot false
+		[ "$stderr" = "" ]
+	done
+	[ "$(rec dot failures)" = 4 ]
+}
+
 @test "without RETRY_STATE_DIR: \$XDG_STATE_HOME/retry, else \$HOME/.local/state/retry" {
 	unset RETRY_STATE_DIR
 	export XDG_STATE_HOME=$BATS_TEST_TMPDIR/xdg HOME=$BATS_TEST_TMPDIR/home
