@@ -944,7 +944,7 @@ watch(const struct limit *lim, struct ending *e)
 void
 proc_run(char *const argv[], const struct limit *lim, struct ending *e)
 {
-	int sig, keyboard;
+	int sig, from_keyboard;
 
 	memset(e, 0, sizeof(e[0]));
 	if (relay_prepare(io) == -1)
@@ -954,10 +954,11 @@ proc_run(char *const argv[], const struct limit *lim, struct ending *e)
 		fatal("close");
 	if (e->error == 0)
 		watch(lim, e);
-	keyboard = lent != 0 && !e->stopped &&
+	e->keyboard = !e->stopped &&
 	    (e->termsig == SIGINT || e->termsig == SIGQUIT);
+	from_keyboard = lent != 0 && e->keyboard;	/* lent: ours to pass on */
 	take_terminal_back();
-	if (keyboard && kill(0, e->termsig) == -1)
+	if (from_keyboard && kill(0, e->termsig) == -1)
 		warning("kill");
 	if (relay_attempt_ended(io) == -1)
 		fatal("%s", io->failed);

@@ -321,12 +321,9 @@ retryable(const struct policy *p, const struct run *r)
 static enum outcome
 judge_attempt(const struct policy *p, const struct run *r)
 {
-	int keyboard = !r->end.stopped &&
-	    (r->end.termsig == SIGINT || r->end.termsig == SIGQUIT);
-
 	if (r->end.error != 0 && !shortage(r->end.error))
 		return CANNOT_RUN;
-	if (r->interrupt != 0 || keyboard)
+	if (r->interrupt != 0 || r->end.keyboard)
 		return INTERRUPTED;
 	if (r->stop_hit)
 		return OUTPUT_STOP;
@@ -453,8 +450,7 @@ exit_status(const struct run *r, int *sig)
 		return EXIT_TEMPFAIL;
 	if (r->interrupt != 0)
 		*sig = r->interrupt;
-	else if (!r->end.stopped &&
-	    (r->end.termsig == SIGINT || r->end.termsig == SIGQUIT))
+	else if (r->end.keyboard)
 		*sig = r->end.termsig;
 	if (*sig != 0)
 		return 128 + *sig;
