@@ -29,20 +29,44 @@ static char	 hint_path[PATH_MAX];	/* the two, for RETRY_AFTER_FILE */
 /*
  * fd moved above stdio and closed on exec: a stdin, stdout or stderr that
  * retry was started without stays closed for the child and for messages.
+ * Returns the descriptor kept, or -1 with fd closed.
  */
 int
 fd_keep(int fd)
 {
-	int moved, e;
+	int kept, e;
 
 	if (fd > STDERR_FILENO)
-		return fcntl(fd, F_SETFD, FD_CLOEXEC) == -1 ? -1 : fd;
-	moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+		kept = fcntl(fd, F_SETFD, FD_CLOEXEC) == -1 ? -1 : fd;
+	else
+		kept = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	if (kept == fd)
+		return fd;
 	e = errno;
 	if (close(fd) == -1)
 		return -1;
 	errno = e;
-	return moved;
+	return kept;
+}
+
+/* A pipe whose two ends are kept as fd_keep() keeps one. */
+int
+new_pipe(int fds[2])
+{
+	if (pipe(fds) == -1)
+		return -1;
+	fds[0] = fd_keep(fds[0]);
+	fds[1] = fd_keep(fds[1]);
+	return fds[0] == -1 || fds[1] == -1 ? -1 : 0;
+}
+
+/* Reads and writes of fd never wait: every wait is a poll(2). */
+int
+nonblocking(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	return flags == -1 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
 /* $TMPDIR, or /tmp when it is unset or empty. */

@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 int		 fd_keep(int);
+int		 new_pipe(int [2]);
+int		 nonblocking(int);
 const char	*temp_dir(void);
 int		 scratch_file(void);
 const char	*hint_open(uint64_t, const char **);

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "msg.h"
 #include "parse.h"
 #include "proc.h"
@@ -131,16 +132,6 @@ proc_hold_stdio(void)
 	}
 }
 
-static void
-nonblocking_cloexec(int fd)
-{
-	int flags = fcntl(fd, F_GETFL);
-
-	if (flags == -1 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1 ||
-	    fcntl(fd, F_SETFD, FD_CLOEXEC) == -1)
-		fatal("fcntl");
-}
-
 /*
  * The self-pipe: a handler writes a byte, which ends any poll(2) of the
  * wait, so a signal that comes just before the wait is not slept through.
@@ -149,19 +140,10 @@ nonblocking_cloexec(int fd)
 static void
 open_wake_pipe(void)
 {
-	int i, fd;
-
-	if (pipe(wake) == -1)
+	if (new_pipe(wake) == -1)
 		fatal("pipe");
-	for (i = 0; i < 2; i++) {
-		if (wake[i] <= STDERR_FILENO) {
-			if ((fd = fcntl(wake[i], F_DUPFD, STDERR_FILENO + 1)) ==
-			    -1 || close(wake[i]) == -1)
-				fatal("fcntl");
-			wake[i] = fd;
-		}
-		nonblocking_cloexec(wake[i]);
-	}
+	if (nonblocking(wake[0]) == -1 || nonblocking(wake[1]) == -1)
+		fatal("fcntl");
 }
 
 /*

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "proc.h"
 #include "redis.h"
 
@@ -111,19 +112,12 @@ wait_fd(int fd, short events, int64_t until)
 static int
 new_socket(int family)
 {
-	int fd, moved, flags, one = 1;
+	int fd, e, one = 1;
 
-	if ((fd = socket(family, SOCK_STREAM, 0)) == -1)
+	if ((fd = socket(family, SOCK_STREAM, 0)) == -1 ||
+	    (fd = fd_keep(fd)) == -1)
 		return -1;
-	if (fd <= STDERR_FILENO) {
-		moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
-		(void)close(fd);	/* unused: nothing to lose */
-		if ((fd = moved) == -1)
-			return -1;
-	}
-	if (fcntl(fd, F_SETFD, FD_CLOEXEC) == -1 ||
-	    (flags = fcntl(fd, F_GETFL)) == -1 ||
-	    fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1)
+	if (nonblocking(fd) == -1)
 		goto fail;
 	/* Requests are small and wait for their replies: no Nagle delay. */
 	if (family != AF_UNIX && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
@@ -135,9 +129,9 @@ new_socket(int family)
 #endif
 	return fd;
 fail:
-	flags = errno;
+	e = errno;
 	(void)close(fd);	/* unused: nothing to lose */
-	errno = flags;
+	errno = e;
 	return -1;
 }
 
@@ -350,7 +344,7 @@ resolve(struct redis *r, const struct store_url *u, int64_t until,
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&a[0].sa;
 	unsigned short port = (unsigned short)strtol(u->port, NULL, 10);
 	enum redis_io io;
-	int fds[2], flags;
+	int fds[2];
 	pid_t pid;
 
 	*n = 1;
@@ -366,13 +360,9 @@ resolve(struct redis *r, const struct store_url *u, int64_t until,
 		a[0].len = sizeof(*in6);
 		return REDIS_DONE;
 	}
-	if (pipe(fds) == -1)
+	if (new_pipe(fds) == -1)
 		return failed(r, "pipe: %s", strerror(errno));
-	if (fcntl(fds[0], F_SETFD, FD_CLOEXEC) == -1 ||
-	    fcntl(fds[1], F_SETFD, FD_CLOEXEC) == -1 ||
-	    (flags = fcntl(fds[0], F_GETFL)) == -1 ||
-	    fcntl(fds[0], F_SETFL, flags | O_NONBLOCK) == -1 ||
-	    (pid = fork()) == -1) {
+	if (nonblocking(fds[0]) == -1 || (pid = fork()) == -1) {
 		io = failed(r, "resolver: %s", strerror(errno));
 		(void)close(fds[0]);	/* unused: nothing to lose */
 		(void)close(fds[1]);

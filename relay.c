@@ -45,24 +45,6 @@ fail(struct relay *r, const char *what)
 	return -1;
 }
 
-static int
-nonblocking(int fd)
-{
-	int flags = fcntl(fd, F_GETFL);
-
-	return flags == -1 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
-static int
-new_pipe(int fds[2])
-{
-	if (pipe(fds) == -1)
-		return -1;
-	fds[0] = fd_keep(fds[0]);
-	fds[1] = fd_keep(fds[1]);
-	return fds[0] == -1 || fds[1] == -1 ? -1 : 0;
-}
-
 /*
  * What fd takes at once without making retry wait for its reader: any
  * amount for a pipe on Linux (splice and tee, above), and for a regular
