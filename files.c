@@ -186,6 +186,17 @@ hint_open(uint64_t nonce, const char **why)
 	return hint_path;
 }
 
+/*
+ * Whether the process that named a file left behind has gone (and so the
+ * file is litter): not this one, and kill(2) finds no such process.
+ */
+int
+owner_gone(long pid)
+{
+	return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) == -1 &&
+	    errno == ESRCH;
+}
+
 /* "PID-NONCE": the PID of a hint file's name, or 0. */
 static long
 hint_owner(const char *name)
@@ -201,17 +212,20 @@ hint_owner(const char *name)
 
 /*
  * Removes the hint files of runs that are gone (killed before they could
- * remove their own).  Run when a hint is used, so that a run without one
- * never reads the directory.
+ * remove their own).  Run at the first hint used, so that a run without
+ * one never reads the directory, and a run with many reads it once.
  */
 static void
 sweep(void)
 {
+	static int swept;
 	struct dirent *de;
 	DIR *d;
-	long pid;
 	int fd;
 
+	if (swept)
+		return;
+	swept = 1;
 	if ((fd = dup(hint_dir)) == -1 || (d = fdopendir(fd)) == NULL) {
 		warning("reading the hint directory");
 		if (fd != -1 && close(fd) == -1)
@@ -219,8 +233,7 @@ sweep(void)
 		return;
 	}
 	while ((de = readdir(d)) != NULL)
-		if ((pid = hint_owner(de->d_name)) != 0 && pid != (long)getpid() &&
-		    kill((pid_t)pid, 0) == -1 && errno == ESRCH &&
+		if (owner_gone(hint_owner(de->d_name)) &&
 		    unlinkat(hint_dir, de->d_name, 0) == -1 && errno != ENOENT)
 			warning("removing a stale hint %s", de->d_name);
 	if (closedir(d) == -1)

@@ -12,6 +12,7 @@
 int		 fd_keep(int);
 int		 new_pipe(int [2]);
 int		 nonblocking(int);
+int		 owner_gone(long);
 const char	*temp_dir(void);
 int		 scratch_file(void);
 const char	*hint_open(uint64_t, const char **);

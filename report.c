@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "parse.h"
 #include "report.h"
 
@@ -171,8 +172,7 @@ sweep(const struct report *rep)
 		if (strncmp(de->d_name, prefix, plen) != 0)
 			continue;
 		pid = strtol(de->d_name + plen, &end, 10);
-		if (pid <= 0 || *end != '\0' || pid == (long)getpid() ||
-		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		if (*end != '\0' || !owner_gone(pid))
 			continue;
 		if (snprintf(name, sizeof(name), "%s/%s", rep->dir,
 		    de->d_name) < (int)sizeof(name))
