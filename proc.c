@@ -35,12 +35,14 @@
 #define TICK_NS		10000000	/* a lock wait looks up this often */
 
 /*
- * Signals that retry catches and forwards to the attempt: all that end a
- * process by default but for those that report a fault of retry's own
- * (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT) and the
- * real-time ones, so that retry never dies of them before cleaning up.
+ * The signals whose disposition retry changes.  First, NFORWARDED that it
+ * catches and forwards to the attempt: all that end a process by default
+ * but for those that report a fault of retry's own (SIGSEGV, SIGBUS,
+ * SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT) and the real-time ones, so
+ * that retry never dies of them before cleaning up.  Then three that it
+ * handles for itself.
  */
-static const int forwarded[] = {
+static const int handled[] = {
 	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2,
 	SIGPROF, SIGVTALRM, SIGXCPU, SIGXFSZ,
 #if defined(SIGIO)		/* Linux: SIGPOLL too; macOS: SIGPOLL is 7 */
@@ -48,21 +50,10 @@ static const int forwarded[] = {
 #elif defined(SIGPOLL)
 	SIGPOLL,
 #endif
-};
-#define NFORWARDED	(int)(sizeof(forwarded) / sizeof(forwarded[0]))
-
-/* Those, and the others whose disposition retry changes. */
-static const int handled[] = {
-	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2,
-	SIGPROF, SIGVTALRM, SIGXCPU, SIGXFSZ,
-#if defined(SIGIO)
-	SIGIO,
-#elif defined(SIGPOLL)
-	SIGPOLL,
-#endif
 	SIGCHLD, SIGCONT, SIGPIPE
 };
 #define NHANDLED	(int)(sizeof(handled) / sizeof(handled[0]))
+#define NFORWARDED	(NHANDLED - 3)
 
 static volatile sig_atomic_t caught[NFORWARDED];
 static volatile sig_atomic_t signalled;		/* any forwarded one, ever */
@@ -162,15 +153,16 @@ find_terminal(void)
 		}
 }
 
+/* Where sig is among the forwarded signals, or -1. */
 static int
-is_forwarded(int sig)
+forwarded(int sig)
 {
 	int i;
 
 	for (i = 0; i < NFORWARDED; i++)
-		if (forwarded[i] == sig)
-			return 1;
-	return 0;
+		if (handled[i] == sig)
+			return i;
+	return -1;
 }
 
 /*
@@ -200,8 +192,7 @@ catch_signals(void)
 		    &original[i]) == -1)
 			fatal("sigaction");
 		changed[i] = 1;
-		if (original[i].sa_handler == SIG_IGN &&
-		    is_forwarded(handled[i])) {
+		if (original[i].sa_handler == SIG_IGN && i < NFORWARDED) {
 			if (sigaction(handled[i], &original[i], NULL) == -1)
 				fatal("sigaction");
 			changed[i] = 0;
@@ -255,9 +246,8 @@ on_signal(int sig, siginfo_t *si, void *context)
 	else if (sig == SIGCONT)
 		continued = 1;
 	else if (sig != SIGALRM || !ticking || sent_by_process(si)) {
-		for (i = 0; i < NFORWARDED; i++)
-			if (forwarded[i] == sig)
-				caught[i] = 1;
+		if ((i = forwarded(sig)) != -1)
+			caught[i] = 1;
 		signalled = 1;
 	}
 	pending = 1;
@@ -275,7 +265,7 @@ proc_caught(void)
 	for (i = 0; i < NFORWARDED; i++)
 		if (caught[i]) {
 			caught[i] = 0;
-			return forwarded[i];
+			return handled[i];
 		}
 	return 0;
 }
@@ -412,6 +402,38 @@ proc_drain(void)
 }
 
 /*
+ * One poll(2) of fd for events and of the self-pipe, until the monotonic
+ * time until at the latest (NEVER: no bound; one that has passed: no
+ * wait).  Returns 1 when fd is ready (or in error, which its I/O will
+ * tell), 0 when it is not, -1 with errno when poll failed (EINTR: a
+ * signal came).  A wake is taken and left pending for the run loop.
+ */
+static int
+poll_one(int fd, short events, int64_t until)
+{
+	struct pollfd p[2];
+	int64_t left;
+	int timeout = -1, n = wake[0] == -1 ? 1 : 2;
+
+	p[0].fd = fd;
+	p[0].events = events;
+	p[1].fd = wake[0];
+	p[1].events = POLLIN;
+	if (until != NEVER) {
+		left = until - monotonic_now();
+		timeout = left <= 0 ? 0 : left / 1000000 >= INT_MAX ? INT_MAX :
+		    (int)((left + 999999) / 1000000);
+	}
+	if (poll(p, (nfds_t)n, timeout) == -1)
+		return -1;	/* revents are not set */
+	if (p[0].revents != 0)
+		return 1;
+	if (n == 2 && p[1].revents != 0)
+		take_wake(), pending = 1;
+	return 0;
+}
+
+/*
  * Before each write of a message to fd: 1 when it may be written (poll(2)
  * says so, or will say why not), 0 when it is to be dropped because a
  * forwarded signal came or the run's deadline passed while fd was full,
@@ -420,36 +442,19 @@ proc_drain(void)
 int
 proc_may_write(int fd)
 {
-	struct pollfd p[2];
-	int64_t left;
-	int timeout;
+	int ready;
 
 	if (wake[0] == -1)
 		return -1;
-	p[0].fd = fd;
-	p[0].events = POLLOUT;
-	p[1].fd = wake[0];
-	p[1].events = POLLIN;
 	for (;;) {
-		timeout = -1;
-		if (signalled)
-			timeout = 0;
-		else if (deadline != NEVER) {
-			left = deadline - monotonic_now();
-			timeout = left <= 0 ? 0 : left / 1000000 >= INT_MAX ?
-			    INT_MAX : (int)(left / 1000000) + 1;
-		}
-		if (poll(p, 2, timeout) == -1) {
-			if (errno != EINTR)
-				return 1;	/* write(2) will say what is wrong */
-			continue;	/* revents are not set: look again */
-		}
-		if (p[0].revents != 0)
-			return 1;
-		if (signalled || timeout == 0)
+		ready = poll_one(fd, POLLOUT, signalled ? 0 : deadline);
+		if (ready == -1 && errno == EINTR)
+			continue;	/* look again, with what came */
+		if (ready != 0)
+			return 1;	/* -1: write(2) will say what is wrong */
+		if (signalled || (deadline != NEVER &&
+		    monotonic_now() >= deadline))
 			return 0;
-		if (p[1].revents != 0)
-			take_wake(), pending = 1;	/* for the run loop */
 	}
 }
 
@@ -463,33 +468,18 @@ proc_may_write(int fd)
 int
 proc_wait_fd(int fd, short events, int64_t until)
 {
-	struct pollfd p[2];
-	int64_t left;
-	int timeout, n = wake[0] == -1 ? 1 : 2;
+	int ready;
 
-	p[0].fd = fd;
-	p[0].events = events;
-	p[1].fd = wake[0];
-	p[1].events = POLLIN;
 	for (;;) {
 		if (any_caught())
 			return -1;
-		timeout = -1;
-		if (until != NEVER) {
-			if ((left = until - monotonic_now()) <= 0)
-				return 0;
-			timeout = left / 1000000 >= INT_MAX ? INT_MAX :
-			    (int)((left + 999999) / 1000000);
-		}
-		if (poll(p, (nfds_t)n, timeout) == -1) {
-			if (errno != EINTR)
-				fatal("poll");
-			continue;
-		}
-		if (p[0].revents != 0)
+		if (until != NEVER && monotonic_now() >= until)
+			return 0;
+		if ((ready = poll_one(fd, events, until)) == -1 &&
+		    errno != EINTR)
+			fatal("poll");
+		if (ready == 1)
 			return 1;
-		if (n == 2 && p[1].revents != 0)
-			take_wake(), pending = 1;	/* for the run loop */
 	}
 }
 
