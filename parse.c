@@ -132,21 +132,37 @@ parse_duration(const char *s, int64_t *ns)
 	return NULL;
 }
 
+/*
+ * Reads the digits at *p into *v and moves *p past them: 0; -1 when there
+ * are none; -2 when the number passes max, which it never computes past.
+ */
+static int
+scan_digits(const char **p, uint64_t max, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t d;
+
+	if (!is_digit(*s))
+		return -1;
+	for (*v = 0; is_digit(*s); s++) {
+		d = (uint64_t)(*s - '0');
+		if (d > max || *v > (max - d) / 10)
+			return -2;
+		*v = *v * 10 + d;
+	}
+	*p = s;
+	return 0;
+}
+
 /* Reads a status 0-255 at *p. */
 static int
 scan_status(const char **p, int *status)
 {
-	const char *s = *p;
+	uint64_t v;
 
-	*status = 0;
-	if (!is_digit(*s))
+	if (scan_digits(p, 255, &v) != 0)
 		return 0;
-	for (; is_digit(*s); s++) {
-		*status = *status * 10 + (*s - '0');
-		if (*status > 255)
-			return 0;
-	}
-	*p = s;
+	*status = (int)v;
 	return 1;
 }
 
@@ -192,28 +208,6 @@ void
 codes_add(struct codes *set, int status)
 {
 	set->bits[status / 8] |= (unsigned char)(1u << (status % 8));
-}
-
-/*
- * Reads the digits at *p into *v and moves *p past them: 0; -1 when there
- * are none; -2 when the number passes max, which it never computes past.
- */
-static int
-scan_digits(const char **p, uint64_t max, uint64_t *v)
-{
-	const char *s = *p;
-	uint64_t d;
-
-	if (!is_digit(*s))
-		return -1;
-	for (*v = 0; is_digit(*s); s++) {
-		d = (uint64_t)(*s - '0');
-		if (d > max || *v > (max - d) / 10)
-			return -2;
-		*v = *v * 10 + d;
-	}
-	*p = s;
-	return 0;
 }
 
 /* A whole number 0..max, digits only. */
@@ -359,20 +353,18 @@ parse_signal(const char *s, int *sig)
 int
 parse_unix_time(const char *s, int64_t *ns)
 {
-	int64_t sec = 0, frac = 0, scale = NS_PER_SEC;
+	int64_t frac = 0, scale = NS_PER_SEC;
+	uint64_t sec;
 
-	if (!is_digit(*s))
+	if (scan_digits(&s, UINT64_C(9000000000), &sec) != 0)
 		return 0;
-	for (; is_digit(*s); s++)
-		if ((sec = sec * 10 + (*s - '0')) > INT64_C(9000000000))
-			return 0;
 	if (*s == '.')		/* "5." is 5, as in durations */
 		for (s++; is_digit(*s); s++)
 			if (scale > 1)
 				frac += (*s - '0') * (scale /= 10);
 	if (*s != '\0')
 		return 0;
-	*ns = sec * NS_PER_SEC + frac;
+	*ns = (int64_t)sec * NS_PER_SEC + frac;
 	return 1;
 }
 
