@@ -241,12 +241,13 @@ may_start(const struct policy *p, struct run *r)
 {
 	char d[32];
 	enum outcome o;
-	int64_t wake;
+	int64_t splay, wake;
 
 	if (r->attempt == 0 && p->splay > 0) {
-		wake = monotonic_now() + splay_delay(p, r);
+		splay = splay_delay(p, r);
+		wake = monotonic_now() + splay;
 		detail("splay: %ss before the first attempt",
-		    fmt_seconds(d, sizeof(d), 0, wake - monotonic_now()));
+		    fmt_seconds(d, sizeof(d), 0, splay));
 		if ((o = pause_until(r, wake, DEADLINE)) != RUNNING)
 			return o;
 	}
