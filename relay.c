@@ -606,8 +606,10 @@ not_spliced(struct relay *r, struct pump *p)
 		return 0;
 	if (errno == EPIPE)
 		return output_gone(r, p);
-	if (errno == EINVAL) {
+	if (errno == EINVAL) {	/* for this run's later attempts too */
 		p->sink = SINK_SMALL;
+		if (p->to >= 0 && p->to <= STDERR_FILENO)
+			r->sink[p->to] = SINK_SMALL;
 		return 0;
 	}
 	if (errno != EAGAIN)
