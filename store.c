@@ -373,12 +373,10 @@ step(struct circuit *c, int64_t until, int take_signal, int nargs,
 		len[1] = strlen(s->script);
 		io = redis_call(&s->conn, end, argc, argv, len, rep);
 	}
+	/* A signal (REDIS_SIGNAL) has closed the connection already. */
 	st = judge(c, io, *rep, by_deadline);
-	if (st == STEP_SIGNAL) {
-		redis_close(&s->conn);
-		if (take_signal)
-			c->signal = proc_caught();
-	}
+	if (st == STEP_SIGNAL && take_signal)
+		c->signal = proc_caught();
 	return st;
 }
 
@@ -400,19 +398,11 @@ ns(long long us)
 	return (int64_t)us * 1000;
 }
 
-/* An array of n, whose element i is an integer (the others checked apart). */
+/* An array of n elements, each checked by its reader (int_at). */
 static int
-integers(const struct reply *rep, size_t n)
+array_of(const struct reply *rep, size_t n)
 {
-	size_t i;
-
-	if (rep->type != REPLY_ARRAY || rep->n != n)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (rep->elem[i].type != REPLY_INTEGER &&
-		    rep->elem[i].type != REPLY_BULK)
-			return 0;
-	return 1;
+	return rep->type == REPLY_ARRAY && rep->n == n;
 }
 
 static int
@@ -441,7 +431,7 @@ store_admit(struct circuit *c, int64_t until, long budget, int64_t window,
 	(void)snprintf(lease, sizeof(lease), "%d", STORE_LEASE_MS);
 	if ((st = step(c, until, 1, 7, args, &rep)) != STEP_DONE)
 		return st;
-	if (!integers(rep, 2) || int_at(rep, 0, &verdict) == -1 ||
+	if (!array_of(rep, 2) || int_at(rep, 0, &verdict) == -1 ||
 	    int_at(rep, 1, &us) == -1 || verdict < 0 || verdict > 2)
 		return unexpected(c);
 	*v = verdict == 0 ? ADMIT_GO : verdict == 1 ? ADMIT_PROBE : ADMIT_WAIT;
@@ -551,7 +541,7 @@ store_view(struct circuit *c, struct circuit_view *view)
 	memset(view, 0, sizeof(*view));
 	if ((st = step(c, NEVER, 1, 1, args, &rep)) != STEP_DONE)
 		return st;
-	if (!integers(rep, 9) || rep->elem[5].type != REPLY_BULK)
+	if (!array_of(rep, 9) || rep->elem[5].type != REPLY_BULK)
 		return unexpected(c);
 	for (i = 0; i < 9; i++)
 		if (i != 5 && int_at(rep, i, &v[i]) == -1)
