@@ -681,21 +681,51 @@ count_up(long n)
 }
 
 /*
+ * --budget n/window, in the record: a retry now, if fewer than n were
+ * taken within the window (returns 0), else how long until enough of the
+ * oldest leave it.  Sets *changed when the record changes.
+ */
+static int64_t
+take_retry(long n, int64_t window, int64_t now, int *changed)
+{
+	size_t old = 0, i;
+
+	while (old < rec.nretries && rec.retries[old] <= now - window)
+		old++;
+	for (i = old; i < rec.nretries; i++)
+		rec.retries[i - old] = rec.retries[i];
+	rec.nretries -= old;
+	if (old > 0)
+		*changed = 1;
+	if ((long)rec.nretries >= n)	/* > 0: all within the window */
+		return rec.retries[rec.nretries - (size_t)n] + window - now;
+	/* Oldest first, even should the clock have gone back. */
+	rec.retries[rec.nretries] = rec.nretries > 0 &&
+	    rec.retries[rec.nretries - 1] > now ?
+	    rec.retries[rec.nretries - 1] : now;
+	rec.nretries++;
+	*changed = 1;
+	return 0;
+}
+
+/*
  * May an attempt start now?  Closed: go.  Open and cooling down: wait
  * until it half-opens.  Half-open (or due to be): the run that gets the
  * probe goes, as the one probe; the others wait for it.  A run with
- * --budget notes it in the record, for --circuit-status.
+ * --budget notes it in the record, for --circuit-status; and a retry
+ * that may go takes its place in the budget in the same step, or waits
+ * (ADMIT_BUDGET) while the budget is spent.
  */
 enum circuit_step
 circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
-    enum verdict *v, int64_t *wait)
+    int retry, enum verdict *v, int64_t *wait)
 {
 	int64_t now;
 	enum circuit_step s;
 	int changed = 0, got;
 
 	if (c->store != NULL)
-		return store_admit(c, until, budget, window, v, wait);
+		return store_admit(c, until, budget, window, retry, v, wait);
 	if ((s = begin_step(c, until)) != STEP_DONE)
 		return s;
 	now = realtime_now();
@@ -722,6 +752,9 @@ circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
 		}
 		c->probing = got;
 	}
+	if (*v != ADMIT_WAIT && retry && budget != 0 &&
+	    (*wait = take_retry(budget, window, now, &changed)) != 0)
+		*v = ADMIT_BUDGET;
 	return end_step(c, changed);
 }
 
@@ -783,45 +816,6 @@ circuit_result(struct circuit *c, int64_t until, int success,
 	if (c->probing && drop_probe(c) == -1)
 		s = STEP_FAILED;
 	return s;
-}
-
-/*
- * --budget n/window: may this run retry now?  *wait is 0 when it may, else
- * how long until enough of the oldest retries leave the window.
- */
-enum circuit_step
-circuit_take_retry(struct circuit *c, int64_t until, long n, int64_t window,
-    int64_t *wait)
-{
-	int64_t now;
-	size_t old = 0, i;
-	enum circuit_step s;
-	int changed;
-
-	if (c->store != NULL)
-		return store_take_retry(c, until, n, window, wait);
-	if ((s = begin_step(c, until)) != STEP_DONE)
-		return s;
-	now = realtime_now();
-	while (old < rec.nretries && rec.retries[old] <= now - window)
-		old++;
-	for (i = old; i < rec.nretries; i++)
-		rec.retries[i - old] = rec.retries[i];
-	rec.nretries -= old;
-	changed = old > 0 || rec.budget != n || rec.window != window;
-	rec.budget = n;
-	rec.window = window;
-	*wait = 0;
-	if ((long)rec.nretries < n) {
-		/* Oldest first, even should the clock have gone back. */
-		rec.retries[rec.nretries] = rec.nretries > 0 &&
-		    rec.retries[rec.nretries - 1] > now ?
-		    rec.retries[rec.nretries - 1] : now;
-		rec.nretries++;
-		changed = 1;
-	} else	/* > 0: the entries left are all within the window */
-		*wait = rec.retries[rec.nretries - (size_t)n] + window - now;
-	return end_step(c, changed);
 }
 
 /* --circuit-reset: a fresh record, as if no run had been. */

@@ -34,6 +34,7 @@ enum verdict {
 	ADMIT_GO,		/* closed */
 	ADMIT_PROBE,		/* half-open, and this run holds the probe */
 	ADMIT_WAIT,		/* open: for wait ns; 0: another run probes */
+	ADMIT_BUDGET		/* a retry, and the budget is spent: wait ns */
 };
 
 /* The breaker's settings, from the command line. */
@@ -79,11 +80,9 @@ void		 circuit_open_store(struct circuit *, const char *,
 int64_t		 circuit_lease(const struct circuit *);
 enum circuit_step	 circuit_renew(struct circuit *);
 enum circuit_step	 circuit_admit(struct circuit *, int64_t, long, int64_t,
-		    enum verdict *, int64_t *);
+		    int, enum verdict *, int64_t *);
 enum circuit_step	 circuit_result(struct circuit *, int64_t, int,
 		    const struct breaker *, double);
-enum circuit_step	 circuit_take_retry(struct circuit *, int64_t, long, int64_t,
-		    int64_t *);
 enum circuit_step	 circuit_reset(struct circuit *);
 enum circuit_step	 circuit_view(struct circuit *, struct circuit_view *);
 int		 circuit_print(FILE *, const char *, const struct circuit_view *);

@@ -138,7 +138,8 @@ wait_while_open(const struct policy *p, struct run *r, int64_t wait,
 
 /*
  * With --circuit, before an attempt: wait while the circuit is open or
- * another run probes it, and for a retry, wait for the shared budget.
+ * another run probes it, and for a retry, wait for the shared budget
+ * (one step of the record says both).
  */
 enum outcome
 wait_for_circuit(const struct policy *p, struct run *r)
@@ -151,20 +152,16 @@ wait_for_circuit(const struct policy *p, struct run *r)
 
 	while (p->circuit != NULL && !r->circuit_off) {
 		if ((o = step_outcome(p, r, circuit_admit(&circuit, r->deadline,
-		    p->budget, p->budget_window, &v, &wait))) != RUNNING ||
-		    r->circuit_off)
+		    p->budget, p->budget_window, r->attempt > 0, &v, &wait))) !=
+		    RUNNING || r->circuit_off)
 			return o;
 		if (v == ADMIT_WAIT) {
 			if ((o = wait_while_open(p, r, wait, &told)) != RUNNING)
 				return o;
 			continue;
 		}
-		if (r->attempt == 0 || p->budget == 0)
+		if (v != ADMIT_BUDGET)
 			return RUNNING;
-		if ((o = step_outcome(p, r, circuit_take_retry(&circuit,
-		    r->deadline, p->budget, p->budget_window, &wait))) !=
-		    RUNNING || r->circuit_off || wait == 0)
-			return o;
 		/* Jittered, so that the waiting runs do not all come back at once. */
 		wait += (int64_t)(rng_uniform(&r->aside) * 0.1 *
 		    (double)p->budget_window);

@@ -55,21 +55,38 @@ static const char *const script_lines[] = {
 	"    h = tonumber(v[4]) or 0, b = int(v[5], 1000),",
 	"    w = tonumber(v[6]) or 0, t = v[7]}",
 	"end",
+	"local function take(n, w, member)",
+	"  redis.call('ZREMRANGEBYSCORE', R, '-inf', fmt(now - w))",
+	"  local count = redis.call('ZCARD', R)",
+	"  if count < n then",
+	"    local last = redis.call('ZRANGE', R, -1, -1, 'WITHSCORES')",
+	"    local at = math.max(now, tonumber(last[2]) or 0)",
+	"    redis.call('ZADD', R, fmt(at), member)",
+	"    redis.call('PEXPIRE', R, fmt(math.ceil(w / 1000) + 1000))",
+	"    return 0",
+	"  end",
+	"  local e = redis.call('ZRANGE', R, count - n, count - n, 'WITHSCORES')",
+	"  return math.max(tonumber(e[2]) + w - now, 1)",
+	"end",
 	"local step = {}",
 	"function step.admit()",
 	"  local r, b, w, me = get(), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]",
 	"  if b ~= 0 and (r.b ~= b or r.w ~= w) then",
 	"    redis.call('HSET', S, 'b', fmt(b), 'w', fmt(w))",
 	"  end",
-	"  if r.s == 1 and now < r.h then return {2, r.h - now} end",
-	"  if r.s == 0 then return {0, 0} end",
-	"  local holder = redis.call('GET', P)",
-	"  if holder and holder ~= me then return {2, 0} end",
-	"  redis.call('SET', P, me, 'PX', ARGV[5])",
-	"  if r.s ~= 2 or r.t ~= me then",
-	"    redis.call('HSET', S, 's', '2', 'p', ARGV[6], 'n', ARGV[7], 't', me)",
+	"  if r.s == 1 and now < r.h then return {2, r.h - now, 0} end",
+	"  local v = 0",
+	"  if r.s ~= 0 then",
+	"    local holder = redis.call('GET', P)",
+	"    if holder and holder ~= me then return {2, 0, 0} end",
+	"    redis.call('SET', P, me, 'PX', ARGV[5])",
+	"    if r.s ~= 2 or r.t ~= me then",
+	"      redis.call('HSET', S, 's', '2', 'p', ARGV[6], 'n', ARGV[7], 't', me)",
+	"    end",
+	"    v = 1",
 	"  end",
-	"  return {1, 0}",
+	"  if b == 0 or ARGV[8] == '' then return {v, 0, 0} end",
+	"  return {v, 0, take(b, w, ARGV[8])}",
 	"end",
 	"function step.result()",
 	"  local r, me = get(), ARGV[7]",
@@ -98,24 +115,6 @@ static const char *const script_lines[] = {
 	"  if holder == me then redis.call('DEL', P) end",
 	"  if probing then return 1 end",
 	"  return 0",
-	"end",
-	"function step.take()",
-	"  local n, w = tonumber(ARGV[2]), tonumber(ARGV[3])",
-	"  redis.call('ZREMRANGEBYSCORE', R, '-inf', fmt(now - w))",
-	"  local r = get()",
-	"  if r.b ~= n or r.w ~= w then",
-	"    redis.call('HSET', S, 'b', fmt(n), 'w', fmt(w))",
-	"  end",
-	"  local count = redis.call('ZCARD', R)",
-	"  if count < n then",
-	"    local last = redis.call('ZRANGE', R, -1, -1, 'WITHSCORES')",
-	"    local at = math.max(now, tonumber(last[2]) or 0)",
-	"    redis.call('ZADD', R, fmt(at), ARGV[4])",
-	"    redis.call('PEXPIRE', R, fmt(math.ceil(w / 1000) + 1000))",
-	"    return 0",
-	"  end",
-	"  local e = redis.call('ZRANGE', R, count - n, count - n, 'WITHSCORES')",
-	"  return math.max(tonumber(e[2]) + w - now, 1)",
 	"end",
 	"function step.renew()",
 	"  local holder, me = redis.call('GET', P), ARGV[2]",
@@ -414,29 +413,42 @@ int_at(const struct reply *rep, size_t i, long long *v)
 	return 0;
 }
 
-/* See circuit_admit(). */
+/*
+ * See circuit_admit().  A retry is a member of the budget's set of its
+ * own ("" for none): the reply's third element is the wait for the
+ * budget, 0 when the retry was taken.
+ */
 enum circuit_step
 store_admit(struct circuit *c, int64_t until, long budget, int64_t window,
-    enum verdict *v, int64_t *wait)
+    int retry, enum verdict *v, int64_t *wait)
 {
 	struct store *s = c->store;
-	char n[24], w[24], lease[24];
-	const char *args[] = { "admit", n, w, s->token, lease, s->pid, s->host };
+	char n[24], w[24], lease[24], member[48] = "";
+	const char *args[] = { "admit", n, w, s->token, lease, s->pid, s->host,
+	    member };
 	const struct reply *rep;
 	enum circuit_step st;
-	long long verdict, us;
+	long long verdict, us, spent;
 
 	(void)snprintf(n, sizeof(n), "%ld", budget);
 	(void)snprintf(w, sizeof(w), "%lld", (long long)(window / 1000));
 	(void)snprintf(lease, sizeof(lease), "%d", STORE_LEASE_MS);
-	if ((st = step(c, until, 1, 7, args, &rep)) != STEP_DONE)
+	if (retry)
+		(void)snprintf(member, sizeof(member), "%s:%lu", s->token,
+		    ++s->retries);
+	if ((st = step(c, until, 1, 8, args, &rep)) != STEP_DONE)
 		return st;
-	if (!array_of(rep, 2) || int_at(rep, 0, &verdict) == -1 ||
-	    int_at(rep, 1, &us) == -1 || verdict < 0 || verdict > 2)
+	if (!array_of(rep, 3) || int_at(rep, 0, &verdict) == -1 ||
+	    int_at(rep, 1, &us) == -1 || int_at(rep, 2, &spent) == -1 ||
+	    verdict < 0 || verdict > 2 || spent < 0)
 		return unexpected(c);
 	*v = verdict == 0 ? ADMIT_GO : verdict == 1 ? ADMIT_PROBE : ADMIT_WAIT;
 	*wait = *v == ADMIT_WAIT && us > 0 ? ns(us) : 0;
 	c->probing = *v == ADMIT_PROBE;
+	if (*v != ADMIT_WAIT && spent > 0) {
+		*v = ADMIT_BUDGET;
+		*wait = ns(spent);
+	}
 	return STEP_DONE;
 }
 
@@ -466,29 +478,6 @@ store_result(struct circuit *c, int success, const struct breaker *b,
 	if (st == STEP_DONE && rep->type != REPLY_INTEGER)
 		return unexpected(c);
 	return st;
-}
-
-/* See circuit_take_retry().  Each retry is a member of its own. */
-enum circuit_step
-store_take_retry(struct circuit *c, int64_t until, long n, int64_t window,
-    int64_t *wait)
-{
-	struct store *s = c->store;
-	char count[24], w[24], member[48];
-	const char *args[] = { "take", count, w, member };
-	const struct reply *rep;
-	enum circuit_step st;
-
-	(void)snprintf(count, sizeof(count), "%ld", n);
-	(void)snprintf(w, sizeof(w), "%lld", (long long)(window / 1000));
-	(void)snprintf(member, sizeof(member), "%s:%lu", s->token,
-	    ++s->retries);
-	if ((st = step(c, until, 1, 4, args, &rep)) != STEP_DONE)
-		return st;
-	if (rep->type != REPLY_INTEGER || rep->integer < 0)
-		return unexpected(c);
-	*wait = ns(rep->integer);
-	return STEP_DONE;
 }
 
 /*

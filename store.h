@@ -18,11 +18,9 @@
 void		 store_open(struct circuit *, const struct store_url *,
 		    int64_t);
 enum circuit_step	 store_admit(struct circuit *, int64_t, long, int64_t,
-		    enum verdict *, int64_t *);
+		    int, enum verdict *, int64_t *);
 enum circuit_step	 store_result(struct circuit *, int, const struct breaker *,
 		    double);
-enum circuit_step	 store_take_retry(struct circuit *, int64_t, long, int64_t,
-		    int64_t *);
 enum circuit_step	 store_renew(struct circuit *);
 enum circuit_step	 store_reset(struct circuit *);
 enum circuit_step	 store_view(struct circuit *, struct circuit_view *);

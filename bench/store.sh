@@ -208,7 +208,7 @@ $load_end; $server_version, on the same machine.
 $procs runs started at once, each \`retry -q -n $attempts -b 1ms -f 1 -j none
 OPTIONS false\`: $attempts failed attempts, 1 ms apart, so every attempt
 goes through the circuit (\`--trip 1000000\`: it never opens) and every
-retry through the budget (\`--budget 1000/1m\`: never spent), three steps
+retry through the budget (\`--budget 1000/1m\`: never spent), two steps
 of the record per retry.  Time per attempt: the wall-clock time of the
 $procs runs, from the first start to the last exit, over their
 $((procs * attempts)) attempts; the median of $rounds rounds, the variants

@@ -565,7 +565,7 @@ acl_user() {
 	redis-cli -s "$sock" acl setuser other on '>Sec-ret' '~other:*' \
 	    resetchannels -@all +evalsha +eval +time +get
 	local url=redis+unix://retry:S3cret-ACL@$sock
-	# Every step: admit, take a retry, result (open it), status, reset.
+	# Every step: admit (taking a retry), result (open it), status, reset.
 	run -75 --separate-stderr "$RETRY" -n3 -b 1ms -j none --deadline 5s --trip 2 \
 	    --cool 1m --budget 5/1m --circuit acl --store "$url" false
 	expect_stderr "retry: attempt 1/3 failed with exit 1; next in 0.001s
