@@ -24,6 +24,7 @@
 
 #include "backoff.h"
 #include "circuit.h"
+#include "files.h"
 #include "msg.h"
 #include "parse.h"
 #include "proc.h"
@@ -134,34 +135,6 @@ check_dir(struct circuit *c, const struct stat *st, const char *path,
 	return 0;
 }
 
-/*
- * openat(parent, name) of a directory, made (0700) when missing and make.
- * *link says whether it failed on a symbolic link, whatever the system
- * says for O_NOFOLLOW with O_DIRECTORY there (Linux ENOTDIR, FreeBSD
- * EMLINK, others ELOOP).
- */
-static int
-open_step(int parent, const char *name, int make, int *link)
-{
-	struct stat st;
-	int fd, e;
-
-	*link = 0;
-	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (fd == -1 && errno == ENOENT && make &&
-	    (mkdirat(parent, name, 0700) == 0 || errno == EEXIST))
-		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
-	if (fd == -1 && errno != ENOENT) {
-		e = errno;
-		*link = fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISLNK(st.st_mode);
-		errno = e;
-	}
-	return fd;
-}
-
 /* Why a component of the state directory would not open: one line in c->err. */
 static int
 open_failed(struct circuit *c, int len, int last, int link)
@@ -237,7 +210,7 @@ open_state_dir(struct circuit *c, int make)
 				break;
 			}
 			parent = fd;
-			fd = open_step(parent, comp, make, &link);
+			fd = open_dir(parent, comp, make, &link);
 			e = errno;
 			if (close(parent) == -1 && fd != -1)
 				e = errno, fd = -1;

@@ -69,6 +69,34 @@ nonblocking(int fd)
 	return flags == -1 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
+/*
+ * openat(parent, name) of a directory, made (0700) when missing and make.
+ * *link says whether it failed on a symbolic link, whatever the system
+ * says for O_NOFOLLOW with O_DIRECTORY there (Linux ENOTDIR, FreeBSD
+ * EMLINK, others ELOOP).
+ */
+int
+open_dir(int parent, const char *name, int make, int *link)
+{
+	struct stat st;
+	int fd, e;
+
+	*link = 0;
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd == -1 && errno == ENOENT && make &&
+	    (mkdirat(parent, name, 0700) == 0 || errno == EEXIST))
+		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+	if (fd == -1 && errno != ENOENT) {
+		e = errno;
+		*link = fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode);
+		errno = e;
+	}
+	return fd;
+}
+
 /* $TMPDIR, or /tmp when it is unset or empty. */
 const char *
 temp_dir(void)
@@ -121,7 +149,7 @@ open_private_dir(char *path, size_t size, const char **why)
 	static char said[PATH_MAX + 64];
 	const char *runtime = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
-	int fd, n;
+	int fd, n, link;
 
 	if (runtime != NULL && *runtime == '/')
 		n = snprintf(path, size, "%s/retry", runtime);
@@ -132,14 +160,9 @@ open_private_dir(char *path, size_t size, const char **why)
 		*why = strerror(ENAMETOOLONG);
 		return -1;
 	}
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1 && errno == ENOENT &&
-	    (mkdir(path, 0700) == 0 || errno == EEXIST))
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd == -1) {
-		/* ENOTDIR, and ELOOP (FreeBSD: EMLINK) for a symbolic link. */
-		*why = errno == ENOTDIR || errno == ELOOP || errno == EMLINK ?
-		    "not a directory" : strerror(errno);
+	if ((fd = open_dir(AT_FDCWD, path, 1, &link)) == -1) {
+		*why = link || errno == ENOTDIR ? "not a directory" :
+		    strerror(errno);
 		(void)snprintf(said, sizeof(said), "%s: %s", path, *why);
 		*why = said;
 		return -1;

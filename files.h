@@ -13,6 +13,7 @@ int		 fd_keep(int);
 int		 new_pipe(int [2]);
 int		 nonblocking(int);
 int		 owner_gone(long);
+int		 open_dir(int, const char *, int, int *);
 const char	*temp_dir(void);
 int		 scratch_file(void);
 const char	*hint_open(uint64_t, const char **);
