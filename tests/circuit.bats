@@ -358,13 +358,8 @@ fail_once() {
 
 @test "a record longer than a page is written beside it and renamed over it" {
 	mkdir -m 700 state
-	local now i ino
-	now=$(now_ns)
-	{
-		printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 1000 3600000000000\nretries 300'
-		for i in $(seq 300); do printf ' %d' $((now - 1000000000 + i)); done
-		printf '\n'
-	} >state/big
+	local ino
+	big_record state/big
 	[ "$(wc -c <state/big)" -gt 4096 ]
 	ino=$(stat -c %i state/big)
 	run -1 "$RETRY" -q -n1 --budget 1000/1h --circuit big false

@@ -77,6 +77,18 @@ need_root_and_nobody() {
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
 }
 
+# big_record FILE: a circuit record longer than a page (4096 bytes): 300
+# retries in the last second, of a --budget 1000/1h.
+big_record() {
+	local now i
+	now=$(msclock -r -n)
+	{
+		printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 1000 3600000000000\nretries 300'
+		for i in $(seq 300); do printf ' %d' $((now - 1000000000 + i)); done
+		printf '\n'
+	} >"$1"
+}
+
 # mode_of FILE: its permission bits in octal, as stat -c %a prints them
 # (from ls -ld, which POSIX specifies).
 mode_of() {

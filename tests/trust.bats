@@ -178,14 +178,8 @@ teardown() {
 	mount -t tmpfs -o size=16k,mode=700 tmpfs state 2>/dev/null ||
 	    skip "cannot mount a tmpfs here"
 	mounted=$PWD/state
-	local now i
-	now=$(msclock -r -n)
 	"$RETRY" -q -n1 --circuit full false || true
-	{
-		printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 1000 3600000000000\nretries 300'
-		for i in $(seq 300); do printf ' %d' $((now - 1000000000 + i)); done
-		printf '\n'
-	} >state/big
+	big_record state/big
 	cp state/big before
 	# Fill it up: no block is left for a new file.
 	dd if=/dev/zero of=state/fill bs=1k count=64 2>/dev/null || true
