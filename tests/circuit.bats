@@ -375,10 +375,7 @@ fail_once() {
 
 @test "--circuit-status reads the record only between two steps (it is written in place)" {
 	fail_once rs
-	cb-lock state/.rs.lock ready 3>&- &
-	local holder=$!
-	later "$holder"
-	wait_for ready 100
+	hold_lock state/.rs.lock 100
 	"$RETRY" --circuit-status rs >status 3>&- &
 	pid=$!
 	later "$pid"
@@ -880,10 +877,7 @@ term_during_wait() {
 
 @test "a run waits for the record's lock, and goes on when its holder dies" {
 	"$RETRY" --circuit lk true
-	cb-lock state/.lk.lock ready 3>&- &
-	local holder=$!
-	later "$holder"
-	wait_for ready 100
+	hold_lock state/.lk.lock 100
 	"$RETRY" --circuit lk touch ran 3>&- &
 	pid=$!
 	later "$pid"
@@ -897,37 +891,9 @@ term_during_wait() {
 	[ -e ran ]
 }
 
-@test "SIGTERM while waiting for the record's lock ends retry at once, no attempt" {
-	"$RETRY" --circuit lt true
-	cb-lock state/.lt.lock ready 3>&- &
-	local holder=$!
-	later "$holder"
-	wait_for ready 100
-	"$RETRY" --circuit lt touch ran 2>err 3>&- &
-	pid=$!
-	later "$pid"
-	# Blocked on the lock (retry waits for it a few ms at a time).
-	sleep 0.3
-	kill -TERM "$pid"
-	local stopped=0 rc=0
-	gone "$pid" 100 && stopped=1
-	kill -KILL "$holder"
-	wait "$holder" 2>/dev/null || true
-	wait "$pid" || rc=$?
-	cat err
-	[ "$stopped" -eq 1 ]
-	[ "$rc" -eq 143 ]
-	[ ! -e ran ]
-	[ "$(grep -c 'attempt 1' err)" -eq 0 ]
-	[ "$(cat err)" = "retry: interrupted by SIGTERM before the first attempt" ]
-}
-
 @test "the deadline bounds a wait for the record's lock: 124, no attempt" {
 	"$RETRY" --circuit lt true
-	cb-lock state/.lt.lock ready 3>&- &
-	local holder=$!
-	later "$holder"
-	wait_for ready 100
+	hold_lock state/.lt.lock 100
 	local start rc=0
 	start=$(now_ms)
 	"$RETRY" -D 300ms --circuit lt touch ran 2>err 3>&- || rc=$?

@@ -77,6 +77,16 @@ need_root_and_nobody() {
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
 }
 
+# hold_lock FILE [TENTHS]: a process (its pid in $holder, killed in
+# teardown) holds the lock of the circuit's lock file FILE, taken within
+# TENTHS/10 s (50).
+hold_lock() {
+	cb-lock "$1" ready 3>&- &
+	holder=$!
+	later "$holder"
+	wait_for ready "${2:-50}"
+}
+
 # big_record FILE: a circuit record longer than a page (4096 bytes): 300
 # retries in the last second, of a --budget 1000/1h.
 big_record() {

@@ -55,10 +55,7 @@ teardown() {
 	later "$pid"
 	wait_for started
 	# Another run holds the record when the attempt ends.
-	cb-lock "$RETRY_STATE_DIR/.lk.lock" ready 3>&- &
-	local holder=$!
-	later "$holder"
-	wait_for ready
+	hold_lock "$RETRY_STATE_DIR/.lk.lock"
 	stop_and_time TERM "$pid"
 	kill -KILL "$holder"
 	cat err
@@ -70,27 +67,24 @@ teardown() {
 
 @test "SIGTERM while waiting for the circuit's lock before an attempt: 143 at once" {
 	"$RETRY" --circuit lk true
-	cb-lock "$RETRY_STATE_DIR/.lk.lock" ready 3>&- &
-	local holder=$!
-	later "$holder"
-	wait_for ready
+	hold_lock "$RETRY_STATE_DIR/.lk.lock"
 	"$RETRY" --circuit lk touch ran 2>err 3>&- &
 	local pid=$!
 	later "$pid"
 	sleep 0.3
 	stop_and_time TERM "$pid"
 	kill -KILL "$holder"
+	cat err
 	[ "$rc" -eq 143 ]
 	[ "$took" -lt 250 ]
 	[ ! -e ran ]
+	[ "$(grep -c 'attempt 1' err)" -eq 0 ]
+	[ "$(cat err)" = "retry: interrupted by SIGTERM before the first attempt" ]
 }
 
 @test "a released lock wakes the waiting run at once, not at its next look" {
 	"$RETRY" --circuit lk true
-	cb-lock "$RETRY_STATE_DIR/.lk.lock" ready 3>&- &
-	local holder=$!
-	later "$holder"
-	wait_for ready
+	hold_lock "$RETRY_STATE_DIR/.lk.lock"
 	"$RETRY" --circuit lk touch ran 3>&- &
 	local pid=$!
 	later "$pid"
