@@ -192,7 +192,7 @@ catch_signals(void)
 		    &original[i]) == -1)
 			fatal("sigaction");
 		changed[i] = 1;
-		if (original[i].sa_handler == SIG_IGN && i < NFORWARDED) {
+		if (i < NFORWARDED && original[i].sa_handler == SIG_IGN) {
 			if (sigaction(handled[i], &original[i], NULL) == -1)
 				fatal("sigaction");
 			changed[i] = 0;
