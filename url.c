@@ -124,6 +124,7 @@ host_port(struct store_url *u, const char *s, size_t len)
 	struct in6_addr a6;
 	const char *end = s + len, *p;
 	const char *why;
+	long port;
 	size_t n;
 
 	if (len > 0 && s[0] == '[') {
@@ -150,10 +151,11 @@ host_port(struct store_url *u, const char *s, size_t len)
 		(void)snprintf(u->port, sizeof(u->port), "%s", DEFAULT_PORT);
 		return NULL;
 	}
-	if (*p != ':' || number(p + 1, (size_t)(end - p - 1), 1, 65535) == -1)
+	if (*p != ':' ||
+	    (port = number(p + 1, (size_t)(end - p - 1), 1, 65535)) == -1)
 		return "invalid port: a number from 1 to 65535";
-	memcpy(u->port, p + 1, (size_t)(end - p - 1));
-	u->port[end - p - 1] = '\0';
+	/* As a number: "00080" is 80, and fits u->port whatever its zeros. */
+	(void)snprintf(u->port, sizeof(u->port), "%ld", port);
 	return NULL;
 }
 

@@ -164,6 +164,7 @@ shown() {
 		'redis://h:0' "invalid port: a number from 1 to 65535"
 		'redis://u:pw@h:65536' "invalid port: a number from 1 to 65535"
 		'redis://h:x' "invalid port: a number from 1 to 65535"
+		'redis://h:00000000000000000065536' "invalid port: a number from 1 to 65535"
 		'redis://h/x' "invalid database: a number from 0 to 2147483647"
 		'redis://h/2147483648' "invalid database: a number from 0 to 2147483647"
 		'redis://h?db=1' "no parameters: the database goes in the path, as redis://HOST/2"
@@ -580,6 +581,12 @@ retry: circuit acl stays open past the deadline; giving up"
 	    --store "redis+unix://other:Sec-ret@$sock" touch ran
 	expect_stderr "retry: store redis+unix://other:***@$sock: NOPERM this user has no permissions to access one of the keys used as arguments"
 	[ ! -e ran ]
+}
+
+@test "a port written with leading zeros is that number, however many" {
+	run -0 --separate-stderr "$RETRY" -v -n1 --circuit x \
+	    --store redis://127.0.0.1:0000000000000000009 true
+	[[ $stderr == *"circuit x: store redis://127.0.0.1:9, "* ]]
 }
 
 # --- status, reset, the URL's parts ---------------------------------------------
