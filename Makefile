@@ -306,16 +306,14 @@ dist:
 	echo "$(DIST).tar.gz"
 
 # Unpacks the tarball in a temporary directory, builds it, runs its tests,
-# installs it and uninstalls it: no file may be left behind.  A bats that
-# make test fetched here is lent to it, so that it fetches none again.
+# installs it and uninstalls it: no file may be left behind.  The bats
+# that make test runs here (fetched if need be) is lent to it, so that it
+# fetches none again.
 distcheck: dist
 	@set -e; top=$$(pwd); \
 	tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/retry-distcheck.XXXXXX"); \
 	trap 'rm -rf "$$tmp"' EXIT; \
-	bats='$(BATS)'; \
-	if [ -z "$$bats" ] && [ -x .deps/node_modules/.bin/bats ]; then \
-		bats=$$top/.deps/node_modules/.bin/bats; \
-	fi; \
+	bats=$$($(RUNBATS) --locate); \
 	gzip -dc $(DIST).tar.gz | (cd "$$tmp" && tar -xf -); \
 	cd "$$tmp/$(DIST)"; \
 	$(MAKE); \

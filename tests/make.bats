@@ -222,9 +222,54 @@ no_bats_tree() {
 	    sh "$BATS_TEST_TMPDIR/tree/tests/run-bats" tests
 	[ "$output" = "run-bats: bats is not installed, and RETRY_NO_FETCH is set: install bats-core, or give its path: make test BATS=/path/to/bats" ]
 	[ ! -e "$BATS_TEST_TMPDIR/fetched" ]
-	# Without it, the same tree fetches (a fake npm: no bats to run).
-	run -127 env PATH="$BATS_TEST_TMPDIR/bin" \
+	# Without it, the same tree fetches (a fake npm: no bats to run), and
+	# says in one line that what npm brought does not run.
+	run -1 env PATH="$BATS_TEST_TMPDIR/bin" \
 	    sh "$BATS_TEST_TMPDIR/tree/tests/run-bats" tests
 	[ "$(cat "$BATS_TEST_TMPDIR/fetched")" = npm ]
+	[ "${#lines[@]}" -eq 2 ]
 	[[ ${lines[0]} == "run-bats: bats is not installed; getting bats@"* ]]
+	matches "${lines[1]}" '^run-bats: npm installed bats@[0-9.]+ into .*/tree/\.deps, but no bats there runs: remove .*/tree/\.deps and try again, or install bats-core \(apt-get install bats\)$'
+}
+
+@test "run-bats: an npm that fails to fetch bats gives one line saying what to do, and a failing status" {
+	no_bats_tree
+	printf '#!/bin/sh\nexit 1\n' >"$BATS_TEST_TMPDIR/bin/npm"
+	run -1 env PATH="$BATS_TEST_TMPDIR/bin" \
+	    sh "$BATS_TEST_TMPDIR/tree/tests/run-bats" tests
+	[ "${#lines[@]}" -eq 2 ]
+	matches "${lines[1]}" '^run-bats: npm could not install bats@[0-9.]+ \(see above\): install bats-core \(apt-get install bats\), or give its path: make test BATS=/path/to/bats$'
+}
+
+# path_without_bats DIR: fills DIR with links to every program on PATH
+# but bats, as on a machine where bats is not installed.
+path_without_bats() {
+	local d f
+	mkdir -p "$1"
+	for d in $(echo "$PATH" | tr : ' '); do
+		for f in "$d"/*; do
+			[ -x "$f" ] && [ ! -d "$f" ] || continue
+			[ "${f##*/}" = bats ] && continue
+			[ -e "$1/${f##*/}" ] || ln -s "$f" "$1/${f##*/}"
+		done
+	done
+}
+
+@test "run-bats on a machine without bats fetches bats-core from npm and runs a test file with it" {
+	command -v npm >/dev/null ||
+	    skip "npm is not installed: the fetch path needs it"
+	local t=$BATS_TEST_TMPDIR
+	mkdir -p "$t/tree/tests"
+	cp "$TOP/tests/run-bats" "$t/tree/tests/"
+	printf '@test "one" {\n\t[ 1 -eq 1 ]\n}\n' >"$t/tree/tests/one.bats"
+	path_without_bats "$t/bin"
+	run env PATH="$t/bin" \
+	    sh "$t/tree/tests/run-bats" "$t/tree/tests/one.bats"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == "run-bats: bats is not installed; getting bats@"* ]]
+	matches "$output" 'ok 1 one'
+	# The second run finds what the first fetched and fetches nothing.
+	run -0 env PATH="$t/bin" sh "$t/tree/tests/run-bats" --locate
+	[[ $output == "$t/tree/.deps/node_modules/"* ]]
 }
