@@ -33,10 +33,12 @@ RETRY_CPPFLAGS = -DVERSION=\"$(VERSION)\"
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 
-SRCS = retry.c words.c shared.c proc.c msg.c parse.c options.c backoff.c \
-	relay.c files.c report.c circuit.c env.c sha256.c url.c redis.c store.c
-HDRS = compat.h run.h proc.h msg.h parse.h options.h backoff.h relay.h \
-	files.h report.h circuit.h env.h sha256.h url.h redis.h store.h
+SRCS = retry.c words.c shared.c proc.c selfpipe.c msg.c clock.c parse.c \
+	options.c backoff.c relay.c fd.c scratch.c hint.c report.c circuit.c env.c \
+	sha256.c url.c redis.c store.c
+HDRS = compat.h run.h proc.h selfpipe.h msg.h clock.h parse.h options.h \
+	backoff.h relay.h fd.h scratch.h hint.h report.h circuit.h env.h sha256.h \
+	url.h redis.h store.h
 
 # How every program here is compiled: ours, then the user's flags.
 COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \

@@ -9,7 +9,8 @@
 
 #include <stdint.h>
 
-#define NS_PER_SEC	INT64_C(1000000000)
+#include "clock.h"
+
 /* The longest duration, ~31.7 years: no overflow when added to a clock. */
 #define DUR_MAX		(INT64_C(1000000000) * NS_PER_SEC)
 

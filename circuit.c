@@ -24,7 +24,7 @@
 
 #include "backoff.h"
 #include "circuit.h"
-#include "files.h"
+#include "fd.h"
 #include "msg.h"
 #include "parse.h"
 #include "proc.h"

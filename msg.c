@@ -2,7 +2,7 @@
 /*
  * retry's messages on stderr.  Each is one line written whole, with the
  * bytes that came from outside escaped, and its write never holds retry
- * back from a signal or the deadline (proc.c decides how long it may wait).
+ * back from a signal or the deadline (selfpipe.c decides how long it may wait).
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -16,7 +16,7 @@
 
 #include "msg.h"
 #include "parse.h"
-#include "proc.h"
+#include "selfpipe.h"
 
 static enum verbosity	 verbosity = NORMAL;
 static int		 stderr_broken;
@@ -86,7 +86,7 @@ write_stderr(const char *line, size_t len)
 
 	while (!stderr_broken && done < len) {
 		/* -1: no run yet, so no signal to wait for either. */
-		if ((ready = proc_may_write(STDERR_FILENO)) == 0)
+		if ((ready = sp_may_write(STDERR_FILENO)) == 0)
 			return -1;	/* dropped for a signal or the deadline */
 		if (ready == -1 && !swapped) {
 			memset(&ign, 0, sizeof(ign));

@@ -25,7 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "files.h"
+#include "fd.h"
+#include "selfpipe.h"
 #include "msg.h"
 #include "parse.h"
 #include "proc.h"
@@ -55,19 +56,10 @@ static const int handled[] = {
 #define NHANDLED	(int)(sizeof(handled) / sizeof(handled[0]))
 #define NFORWARDED	(NHANDLED - 3)
 
-static volatile sig_atomic_t caught[NFORWARDED];
-static volatile sig_atomic_t signalled;		/* any forwarded one, ever */
-static volatile sig_atomic_t child_changed;	/* SIGCHLD came */
-static volatile sig_atomic_t continued;		/* SIGCONT came */
-static volatile sig_atomic_t pending;		/* any of them; see wait_event */
-static volatile sig_atomic_t ticking;		/* a lock wait's timer runs */
-
 static struct sigaction	 original[NHANDLED];	/* as retry found them */
 static int		 changed[NHANDLED];	/* retry changed this one */
 static sigset_t		 original_mask;
-static int		 wake[2] = { -1, -1 };	/* the self-pipe */
 static struct relay	*io;			/* the attempts' stdio */
-static int64_t		 deadline = NEVER;	/* messages wait no longer */
 
 static int		 tty = -1;	/* a standard stream that is the terminal */
 static pid_t		 child;		/* the attempt, also its process group */
@@ -76,29 +68,8 @@ static volatile int	 child_error;	/* written by the vfork() child */
 static pid_t		 parent;	/* retry, as the child sees it */
 static char		**sh_argv;	/* /bin/sh FILE ARG...: a script sans #! */
 
-static void	 on_signal(int, siginfo_t *, void *);
 static void	 abandon_attempt(void);
 static int	 wait_event(int64_t);
-
-int64_t
-monotonic_now(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
-		fatal("clock_gettime");
-	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
-
-int64_t
-realtime_now(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_REALTIME, &ts) == -1)
-		fatal("clock_gettime");
-	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
 
 /* ---- Setting up ---------------------------------------------------- */
 
@@ -124,20 +95,6 @@ proc_hold_stdio(void)
 }
 
 /*
- * The self-pipe: a handler writes a byte, which ends any poll(2) of the
- * wait, so a signal that comes just before the wait is not slept through.
- * Above stdio, so that a closed stdin or stdout cannot be taken by it.
- */
-static void
-open_wake_pipe(void)
-{
-	if (new_pipe(wake) == -1)
-		fatal("pipe");
-	if (nonblocking(wake[0]) == -1 || nonblocking(wake[1]) == -1)
-		fatal("fcntl");
-}
-
-/*
  * The terminal that retry may lend: one of its standard streams, so that
  * no /dev/tty is opened where they show there is none to hand over.
  */
@@ -151,18 +108,6 @@ find_terminal(void)
 			tty = fd;
 			return;
 		}
-}
-
-/* Where sig is among the forwarded signals, or -1. */
-static int
-forwarded(int sig)
-{
-	int i;
-
-	for (i = 0; i < NFORWARDED; i++)
-		if (handled[i] == sig)
-			return i;
-	return -1;
 }
 
 /*
@@ -181,7 +126,7 @@ catch_signals(void)
 	if (sigprocmask(SIG_BLOCK, NULL, &original_mask) == -1)
 		fatal("sigprocmask");
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_signal;
+	sa.sa_sigaction = sp_on_signal;
 	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	memset(&ign, 0, sizeof(ign));
@@ -210,86 +155,13 @@ void
 proc_init(struct relay *r, int64_t run_deadline)
 {
 	io = r;
-	deadline = run_deadline;
 	find_terminal();
-	open_wake_pipe();
+	/* Above stdio, so that a closed stdin or stdout cannot take it. */
+	if (sp_open(handled, NFORWARDED, run_deadline) == -1)
+		fatal("self-pipe");
 	catch_signals();
 	if (atexit(abandon_attempt) != 0)
 		fatal("atexit");
-}
-
-/* ---- Signals ------------------------------------------------------- */
-
-/* The lock wait's tick comes from the kernel; a SIGALRM someone sent is not. */
-static int
-sent_by_process(const siginfo_t *si)
-{
-	if (si == NULL)
-		return 1;
-#ifdef SI_TKILL
-	if (si->si_code == SI_TKILL)	/* tgkill(2), as raise(3) sends */
-		return 1;
-#endif
-	return si->si_code == SI_USER || si->si_code == SI_QUEUE;
-}
-
-/* A handler only records, and wakes the wait; the run loop does the work. */
-static void
-on_signal(int sig, siginfo_t *si, void *context)
-{
-	int saved = errno, i;
-	ssize_t n;
-
-	(void)context;
-	if (sig == SIGCHLD)
-		child_changed = 1;
-	else if (sig == SIGCONT)
-		continued = 1;
-	else if (sig != SIGALRM || !ticking || sent_by_process(si)) {
-		if ((i = forwarded(sig)) != -1)
-			caught[i] = 1;
-		signalled = 1;
-	}
-	pending = 1;
-	n = write(wake[1], "", 1);	/* full: a wake is pending anyway */
-	(void)n;
-	errno = saved;
-}
-
-/* The first forwarded signal caught since the last call, or 0. */
-int
-proc_caught(void)
-{
-	int i;
-
-	for (i = 0; i < NFORWARDED; i++)
-		if (caught[i]) {
-			caught[i] = 0;
-			return handled[i];
-		}
-	return 0;
-}
-
-static int
-any_caught(void)
-{
-	int i;
-
-	for (i = 0; i < NFORWARDED; i++)
-		if (caught[i])
-			return 1;
-	return 0;
-}
-
-/* Empties the self-pipe; the flags say what came. */
-static void
-take_wake(void)
-{
-	char buf[64];
-
-	pending = 0;
-	while (read(wake[0], buf, sizeof(buf)) > 0)
-		continue;
 }
 
 /* ---- The one wait -------------------------------------------------- */
@@ -341,11 +213,11 @@ wait_event(int64_t until)
 	int64_t left;
 	int n = 1, now = 0, timeout = -1, ready;
 
-	if (pending) {
-		take_wake();
+	if (sp_pending()) {
+		sp_take_wake();
 		return 1;
 	}
-	fds[0].fd = wake[0];
+	fds[0].fd = sp_fd();
 	fds[0].events = POLLIN;
 	if (io != NULL)
 		n += relay_poll(io, fds + 1, &now);
@@ -368,7 +240,7 @@ wait_event(int64_t until)
 		return 1;	/* the handler set pending */
 	}
 	if (fds[0].revents != 0)
-		take_wake();
+		sp_take_wake();
 	if ((ready > (fds[0].revents != 0) || now) &&
 	    relay_service(io, fds + 1, n - 1) == -1)
 		fatal("%s", io->failed);
@@ -381,7 +253,7 @@ proc_sleep(int64_t until)
 {
 	int sig;
 
-	while ((sig = proc_caught()) == 0 && monotonic_now() < until)
+	while ((sig = sp_caught()) == 0 && monotonic_now() < until)
 		(void)wait_event(until);
 	return sig;
 }
@@ -390,79 +262,23 @@ proc_sleep(int64_t until)
  * Output still in flight goes out before retry moves on; a signal for
  * retry cuts it short (the caller handles it, it is not lost).  Once one
  * has come, the run is ending: what a stream does not take at once is
- * dropped, as messages are (proc_may_write), so that a reader that has
+ * dropped, as messages are (sp_may_write), so that a reader that has
  * stopped reading cannot hold retry after it was told to go.
  */
 void
 proc_drain(void)
 {
-	while (!relay_output_done(io) && !any_caught())
-		if (wait_event(signalled ? 0 : NEVER) == 0 && signalled)
+	while (!relay_output_done(io) && !sp_any_caught())
+		if (wait_event(sp_signalled() ? 0 : NEVER) == 0 &&
+		    sp_signalled())
 			return;
-}
-
-/*
- * One poll(2) of fd for events and of the self-pipe, until the monotonic
- * time until at the latest (NEVER: no bound; one that has passed: no
- * wait).  Returns 1 when fd is ready (or in error, which its I/O will
- * tell), 0 when it is not, -1 with errno when poll failed (EINTR: a
- * signal came).  A wake is taken and left pending for the run loop.
- */
-static int
-poll_one(int fd, short events, int64_t until)
-{
-	struct pollfd p[2];
-	int64_t left;
-	int timeout = -1, n = wake[0] == -1 ? 1 : 2;
-
-	p[0].fd = fd;
-	p[0].events = events;
-	p[1].fd = wake[0];
-	p[1].events = POLLIN;
-	if (until != NEVER) {
-		left = until - monotonic_now();
-		timeout = left <= 0 ? 0 : left / 1000000 >= INT_MAX ? INT_MAX :
-		    (int)((left + 999999) / 1000000);
-	}
-	if (poll(p, (nfds_t)n, timeout) == -1)
-		return -1;	/* revents are not set */
-	if (p[0].revents != 0)
-		return 1;
-	if (n == 2 && p[1].revents != 0)
-		take_wake(), pending = 1;
-	return 0;
-}
-
-/*
- * Before each write of a message to fd: 1 when it may be written (poll(2)
- * says so, or will say why not), 0 when it is to be dropped because a
- * forwarded signal came or the run's deadline passed while fd was full,
- * -1 before proc_init() (no signal to wait for: write as is).
- */
-int
-proc_may_write(int fd)
-{
-	int ready;
-
-	if (wake[0] == -1)
-		return -1;
-	for (;;) {
-		ready = poll_one(fd, POLLOUT, signalled ? 0 : deadline);
-		if (ready == -1 && errno == EINTR)
-			continue;	/* look again, with what came */
-		if (ready != 0)
-			return 1;	/* -1: write(2) will say what is wrong */
-		if (signalled || (deadline != NEVER &&
-		    monotonic_now() >= deadline))
-			return 0;
-	}
 }
 
 /*
  * Waits until fd is ready for events (POLLIN, POLLOUT), a forwarded signal
  * comes, or the monotonic time until passes: a network peer's wait, in
  * the one wait's terms.  Returns 1 when ready (or in error, which the I/O
- * will tell), 0 when until came, -1 when a signal came (proc_caught()
+ * will tell), 0 when until came, -1 when a signal came (sp_caught()
  * has it).  Without proc_init() only the time bounds it.
  */
 int
@@ -471,11 +287,11 @@ proc_wait_fd(int fd, short events, int64_t until)
 	int ready;
 
 	for (;;) {
-		if (any_caught())
+		if (sp_any_caught())
 			return -1;
 		if (until != NEVER && monotonic_now() >= until)
 			return 0;
-		if ((ready = poll_one(fd, events, until)) == -1 &&
+		if ((ready = sp_poll_one(fd, events, until)) == -1 &&
 		    errno != EINTR)
 			fatal("poll");
 		if (ready == 1)
@@ -502,13 +318,13 @@ proc_lock(int fd, const struct flock *lock, int64_t until, int *sig)
 
 	memset(&off, 0, sizeof(off));
 	for (;;) {
-		if (fcntl(fd, wake[0] == -1 ? F_SETLKW : F_SETLK, &fl) == 0)
+		if (fcntl(fd, sp_is_open() ? F_SETLK : F_SETLKW, &fl) == 0)
 			return LOCK_TAKEN;
-		if (errno == EINTR && wake[0] == -1)
+		if (errno == EINTR && !sp_is_open())
 			continue;
 		if (errno != EAGAIN && errno != EACCES)
 			return LOCK_FAILED;
-		if ((*sig = proc_caught()) != 0)
+		if ((*sig = sp_caught()) != 0)
 			return LOCK_SIGNAL;
 		if ((left = until - monotonic_now()) <= 0)
 			return LOCK_TIMEOUT;
@@ -516,7 +332,7 @@ proc_lock(int fd, const struct flock *lock, int64_t until, int *sig)
 			left = TICK_NS;
 		memset(&tick, 0, sizeof(tick));
 		tick.it_value.tv_usec = (suseconds_t)((left + 999) / 1000);
-		ticking = 1;
+		sp_ticking(1);
 		if (setitimer(ITIMER_REAL, &tick, NULL) == -1)
 			fatal("setitimer");
 		ret = fcntl(fd, F_SETLKW, &fl);
@@ -524,7 +340,7 @@ proc_lock(int fd, const struct flock *lock, int64_t until, int *sig)
 		/* Off before the flag: a late tick is still taken for one. */
 		if (setitimer(ITIMER_REAL, &off, NULL) == -1)
 			fatal("setitimer");
-		ticking = 0;
+		sp_ticking(0);
 		if (ret == 0)
 			return LOCK_TAKEN;
 		if (e != EINTR) {
@@ -802,11 +618,11 @@ follow_stop(int sig)
 	if ((sig != SIGTSTP || lent == 0) && sig != SIGTTIN && sig != SIGTTOU)
 		return;
 	take_terminal_back();
-	continued = 0;
+	sp_forget_continued();
 	if (kill(0, sig) == -1)
 		warning("cannot stop with %s", signal_name(name, sizeof(name),
 		    sig));
-	if (!continued) {
+	if (!sp_continued()) {
 		detail("cannot stop with the attempt (orphaned process "
 		    "group); it gets SIGHUP");
 		signal_attempt(SIGHUP);
@@ -829,9 +645,8 @@ reaped(int *status, int kill_rest)
 {
 	siginfo_t si;
 
-	if (!child_changed)
+	if (!sp_take_child_changed())
 		return 0;
-	child_changed = 0;
 	for (;;) {
 		memset(&si, 0, sizeof(si));
 		if (waitid(P_PID, (id_t)child, &si, WEXITED | WSTOPPED |
@@ -875,7 +690,7 @@ watch(const struct limit *lim, struct ending *e)
 	if (lim->tick != NULL)
 		tick_at = monotonic_now() + lim->tick_every;
 	while (!reaped(&status, e->stopped)) {
-		while ((sig = proc_caught()) != 0) {
+		while ((sig = sp_caught()) != 0) {
 			if (e->signal == 0)
 				e->signal = sig;
 			signal_attempt(sig);
@@ -936,7 +751,7 @@ proc_run(char *const argv[], const struct limit *lim, struct ending *e)
 		fatal("%s", io->failed);
 	proc_drain();
 	/* One that came as the attempt ended, or the one just passed on. */
-	if ((sig = proc_caught()) != 0 && e->signal == 0)
+	if ((sig = sp_caught()) != 0 && e->signal == 0)
 		e->signal = sig;
 }
 

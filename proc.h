@@ -10,9 +10,8 @@
 #include <fcntl.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "msg.h"
-
-#define NEVER		INT64_MAX	/* a time that never comes */
 
 struct relay;
 
@@ -44,11 +43,7 @@ void		 proc_run(char *const [], const struct limit *, struct ending *);
 int		 proc_sleep(int64_t);
 int		 proc_wait_fd(int, short, int64_t);
 enum lock_wait	 proc_lock(int, const struct flock *, int64_t, int *);
-int		 proc_caught(void);
 void		 proc_drain(void);
-int		 proc_may_write(int);
 void		 proc_die(int) NORETURN;
-int64_t		 monotonic_now(void);
-int64_t		 realtime_now(void);
 
 #endif

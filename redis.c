@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "files.h"
+#include "fd.h"
 #include "proc.h"
 #include "redis.h"
 

@@ -22,7 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "files.h"
+#include "fd.h"
+#include "scratch.h"
 #include "relay.h"
 
 /*

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "files.h"
+#include "scratch.h"
 #include "parse.h"
 #include "report.h"
 

@@ -14,12 +14,15 @@
 #include <unistd.h>
 
 #include "backoff.h"
-#include "files.h"
+#include "clock.h"
+#include "hint.h"
+#include "scratch.h"
 #include "env.h"
 #include "msg.h"
 #include "options.h"
 #include "parse.h"
 #include "proc.h"
+#include "selfpipe.h"
 #include "relay.h"
 #include "report.h"
 #include "run.h"
@@ -80,6 +83,8 @@ read_command_line(int argc, char *argv[], struct policy *p)
 	switch (parse_options(argc, argv, p, err, sizeof(err))) {
 	case PARSED_RUN:
 		msg_verbosity(p->verbosity);
+		if (clock_check() == -1)
+			fatal("clock_gettime");
 		store_from_environment(p);
 		return;
 	case PARSED_HELP:
@@ -253,7 +258,7 @@ may_start(const struct policy *p, struct run *r)
 	}
 	if ((o = wait_for_circuit(p, r)) != RUNNING)
 		return o;
-	if ((r->interrupt = proc_caught()) != 0)
+	if ((r->interrupt = sp_caught()) != 0)
 		return INTERRUPTED;
 	return RUNNING;
 }

@@ -21,6 +21,7 @@
 #include "env.h"
 #include "parse.h"
 #include "proc.h"
+#include "selfpipe.h"
 #include "redis.h"
 #include "store.h"
 
@@ -375,7 +376,7 @@ step(struct circuit *c, int64_t until, int take_signal, int nargs,
 	/* A signal (REDIS_SIGNAL) has closed the connection already. */
 	st = judge(c, io, *rep, by_deadline);
 	if (st == STEP_SIGNAL && take_signal)
-		c->signal = proc_caught();
+		c->signal = sp_caught();
 	return st;
 }
 

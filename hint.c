@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Where retry writes for itself: scratch files that have no name, or lose
- * it at once, so that they go with retry however it ends; and the
- * Retry-After hint file, which costs nothing until an attempt writes it.
+ * The Retry-After hint file (RETRY_AFTER_FILE): a name in a private
+ * directory that costs nothing until an attempt writes it.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -13,128 +12,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "files.h"
+#include "fd.h"
+#include "hint.h"
 #include "msg.h"
+#include "scratch.h"
 
 static int	 hint_dir = -1;		/* the private directory, open */
 static char	 hint_name[64];		/* this run's file in it */
 static char	 hint_path[PATH_MAX];	/* the two, for RETRY_AFTER_FILE */
-
-/*
- * fd moved above stdio and closed on exec: a stdin, stdout or stderr that
- * retry was started without stays closed for the child and for messages.
- * Returns the descriptor kept, or -1 with fd closed.
- */
-int
-fd_keep(int fd)
-{
-	int kept, e;
-
-	if (fd > STDERR_FILENO)
-		kept = fcntl(fd, F_SETFD, FD_CLOEXEC) == -1 ? -1 : fd;
-	else
-		kept = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
-	if (kept == fd)
-		return fd;
-	e = errno;
-	if (close(fd) == -1)
-		return -1;
-	errno = e;
-	return kept;
-}
-
-/* A pipe whose two ends are kept as fd_keep() keeps one. */
-int
-new_pipe(int fds[2])
-{
-	if (pipe(fds) == -1)
-		return -1;
-	fds[0] = fd_keep(fds[0]);
-	fds[1] = fd_keep(fds[1]);
-	return fds[0] == -1 || fds[1] == -1 ? -1 : 0;
-}
-
-/* Reads and writes of fd never wait: every wait is a poll(2). */
-int
-nonblocking(int fd)
-{
-	int flags = fcntl(fd, F_GETFL);
-
-	return flags == -1 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
-/*
- * openat(parent, name) of a directory, made (0700) when missing and make.
- * *link says whether it failed on a symbolic link, whatever the system
- * says for O_NOFOLLOW with O_DIRECTORY there (Linux ENOTDIR, FreeBSD
- * EMLINK, others ELOOP).
- */
-int
-open_dir(int parent, const char *name, int make, int *link)
-{
-	struct stat st;
-	int fd, e;
-
-	*link = 0;
-	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (fd == -1 && errno == ENOENT && make &&
-	    (mkdirat(parent, name, 0700) == 0 || errno == EEXIST))
-		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
-	if (fd == -1 && errno != ENOENT) {
-		e = errno;
-		*link = fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISLNK(st.st_mode);
-		errno = e;
-	}
-	return fd;
-}
-
-/* $TMPDIR, or /tmp when it is unset or empty. */
-const char *
-temp_dir(void)
-{
-	const char *dir = getenv("TMPDIR");
-
-	return dir == NULL || *dir == '\0' ? "/tmp" : dir;
-}
-
-/*
- * A file without a name in $TMPDIR: gone with retry, however retry ends,
- * even by SIGKILL.  Linux's O_TMPFILE never gives it one; elsewhere it is
- * unlinked as soon as mkstemp() has made it.
- */
-int
-scratch_file(void)
-{
-	char path[PATH_MAX];
-	const char *dir = temp_dir();
-	int fd;
-
-#ifdef O_TMPFILE
-	if ((fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) != -1)
-		return fd_keep(fd);
-	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-		return -1;	/* the directory's own trouble */
-#endif
-	if (snprintf(path, sizeof(path), "%s/retry.XXXXXX", dir) >=
-	    (int)sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if ((fd = mkstemp(path)) == -1)
-		return -1;
-	if (unlink(path) == -1)
-		return -1;	/* retry exits 125, which closes fd */
-	return fd_keep(fd);
-}
 
 /*
  * The private directory of the hint files: $XDG_RUNTIME_DIR/retry, else
@@ -207,17 +97,6 @@ hint_open(uint64_t nonce, const char **why)
 		return NULL;
 	}
 	return hint_path;
-}
-
-/*
- * Whether the process that named a file left behind has gone (and so the
- * file is litter): not this one, and kill(2) finds no such process.
- */
-int
-owner_gone(long pid)
-{
-	return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) == -1 &&
-	    errno == ESRCH;
 }
 
 /* "PID-NONCE": the PID of a hint file's name, or 0. */

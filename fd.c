@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Descriptor helpers: kept above stdio and closed on exec, pipes that
+ * never block, directories opened without following a link.  A leaf.
+ */
+#include "compat.h"	/* first: the feature macros */
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "fd.h"
+
+/*
+ * fd moved above stdio and closed on exec: a stdin, stdout or stderr that
+ * retry was started without stays closed for the child and for messages.
+ * Returns the descriptor kept, or -1 with fd closed.
+ */
+int
+fd_keep(int fd)
+{
+	int kept, e;
+
+	if (fd > STDERR_FILENO)
+		kept = fcntl(fd, F_SETFD, FD_CLOEXEC) == -1 ? -1 : fd;
+	else
+		kept = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	if (kept == fd)
+		return fd;
+	e = errno;
+	if (close(fd) == -1)
+		return -1;
+	errno = e;
+	return kept;
+}
+
+/* A pipe whose two ends are kept as fd_keep() keeps one. */
+int
+new_pipe(int fds[2])
+{
+	if (pipe(fds) == -1)
+		return -1;
+	fds[0] = fd_keep(fds[0]);
+	fds[1] = fd_keep(fds[1]);
+	return fds[0] == -1 || fds[1] == -1 ? -1 : 0;
+}
+
+/* Reads and writes of fd never wait: every wait is a poll(2). */
+int
+nonblocking(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	return flags == -1 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+/*
+ * openat(parent, name) of a directory, made (0700) when missing and make.
+ * *link says whether it failed on a symbolic link, whatever the system
+ * says for O_NOFOLLOW with O_DIRECTORY there (Linux ENOTDIR, FreeBSD
+ * EMLINK, others ELOOP).
+ */
+int
+open_dir(int parent, const char *name, int make, int *link)
+{
+	struct stat st;
+	int fd, e;
+
+	*link = 0;
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd == -1 && errno == ENOENT && make &&
+	    (mkdirat(parent, name, 0700) == 0 || errno == EEXIST))
+		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+	if (fd == -1 && errno != ENOENT) {
+		e = errno;
+		*link = fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode);
+		errno = e;
+	}
+	return fd;
+}

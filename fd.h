@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Descriptor helpers that every part of retry which opens something uses.
+ */
+#ifndef FD_H
+#define FD_H
+
+int		 fd_keep(int);
+int		 new_pipe(int [2]);
+int		 nonblocking(int);
+int		 open_dir(int, const char *, int, int *);
+
+#endif
