@@ -1,15 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * What each attempt finds in its environment (RETRY_IDEMPOTENCY_KEY,
- * RETRY_ATTEMPT, RETRY_MAX_ATTEMPTS, RETRY_DEADLINE), what retry reads
- * from it (an outer retry's key and deadline), and the kernel's
- * randomness, read once for the whole run.
+ * RETRY_ATTEMPT, RETRY_MAX_ATTEMPTS, RETRY_DEADLINE) and what retry
+ * reads from it (an outer retry's key and deadline).
  */
 #include "compat.h"	/* first: the feature macros */
-
-#if defined(HAVE_GETENTROPY) && defined(__APPLE__)
-#include <sys/random.h>
-#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,82 +16,9 @@
 #include "env.h"
 #include "msg.h"
 #include "parse.h"
-#include "proc.h"
+#include "clock.h"
+#include "random.h"
 #include "sha256.h"
-
-/* What a run draws, in one call: the seed, the key, the nonce. */
-#define SEED_AT		0	/* 8 bytes */
-#define KEY_AT		8	/* 16 bytes */
-#define NONCE_AT	24	/* 8 bytes */
-static unsigned char	 entropy[32];
-static int		 have_entropy;
-
-/*
- * One call for all that the run draws: getentropy(3), the getrandom(2)
- * system call under it, or /dev/urandom where the kernel lacks it.
- */
-static void
-kernel_random(void)
-{
-	size_t done = 0;
-	ssize_t n;
-	int fd;
-
-	if (have_entropy)
-		return;
-	have_entropy = 1;
-#ifdef HAVE_GETENTROPY
-	if (getentropy(entropy, sizeof(entropy)) == 0)
-		return;
-	if (errno != ENOSYS)	/* a kernel without getrandom(2) */
-		fatal("getentropy");
-#endif
-	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) == -1)
-		fatal("/dev/urandom");
-	while (done < sizeof(entropy)) {
-		n = read(fd, entropy + done, sizeof(entropy) - done);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			fatal("/dev/urandom");
-		}
-		done += (size_t)n;
-	}
-	if (close(fd) == -1)
-		fatal("/dev/urandom");
-}
-
-/* The 8 bytes of the draw from AT on, as a number. */
-static uint64_t
-random_word(int at)
-{
-	uint64_t word = 0;
-	int i;
-
-	kernel_random();
-	for (i = at; i < at + 8; i++)
-		word = word << 8 | entropy[i];
-	return word;
-}
-
-/*
- * A seed from the kernel, never from the clock or the pid: processes
- * started in the same instant must draw different delays.
- */
-uint64_t
-random_seed(void)
-{
-	return random_word(SEED_AT);
-}
-
-/* 64 random bits apart from the seed and the key (the hint file's name). */
-uint64_t
-random_nonce(void)
-{
-	return random_word(NONCE_AT);
-}
 
 /* 16 bytes as a UUID of the version given, in its text form. */
 static const char *
@@ -150,13 +72,14 @@ idempotency_key(const char *given, char *const argv[], char *buf,
     size_t size)
 {
 	const char *inherited = getenv("RETRY_IDEMPOTENCY_KEY");
+	unsigned char u[16];
 
 	if (given != NULL)
 		return given;
 	if (inherited != NULL && *inherited != '\0')
 		return derived_key(buf, size, inherited, argv);
-	kernel_random();
-	return uuid(buf, size, entropy + KEY_AT, 4);
+	random_key_bytes(u);
+	return uuid(buf, size, u, 4);
 }
 
 /*

@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The environment: what each attempt finds there, what retry takes from an
- * outer retry, and the kernel's randomness, read once per run.
+ * outer retry.
  */
 #ifndef ENV_H
 #define ENV_H
 
 #include <stdint.h>
 
-uint64_t	 random_seed(void);
-uint64_t	 random_nonce(void);
 int64_t		 find_deadline(int64_t, int64_t, int *);
 void		 export(const char *, const char *);
 void		 export_environment(const char *, char *const [], long, int64_t,

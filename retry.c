@@ -18,6 +18,7 @@
 #include "hint.h"
 #include "scratch.h"
 #include "env.h"
+#include "random.h"
 #include "msg.h"
 #include "options.h"
 #include "parse.h"

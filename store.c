@@ -18,7 +18,7 @@
 
 #include "backoff.h"
 #include "circuit.h"
-#include "env.h"
+#include "random.h"
 #include "parse.h"
 #include "proc.h"
 #include "selfpipe.h"

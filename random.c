@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The kernel's randomness, read once for the whole run: the generator's
+ * seed, a new idempotency key and the hint file's nonce.
+ */
+#include "compat.h"	/* first: the feature macros */
+
+#if defined(HAVE_GETENTROPY) && defined(__APPLE__)
+#include <sys/random.h>
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "msg.h"
+#include "random.h"
+
+/* What a run draws, in one call: the seed, the key, the nonce. */
+#define SEED_AT		0	/* 8 bytes */
+#define KEY_AT		8	/* 16 bytes */
+#define NONCE_AT	24	/* 8 bytes */
+static unsigned char	 entropy[32];
+static int		 have_entropy;
+
+/*
+ * One call for all that the run draws: getentropy(3), the getrandom(2)
+ * system call under it, or /dev/urandom where the kernel lacks it.
+ */
+static void
+kernel_random(void)
+{
+	size_t done = 0;
+	ssize_t n;
+	int fd;
+
+	if (have_entropy)
+		return;
+	have_entropy = 1;
+#ifdef HAVE_GETENTROPY
+	if (getentropy(entropy, sizeof(entropy)) == 0)
+		return;
+	if (errno != ENOSYS)	/* a kernel without getrandom(2) */
+		fatal("getentropy");
+#endif
+	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) == -1)
+		fatal("/dev/urandom");
+	while (done < sizeof(entropy)) {
+		n = read(fd, entropy + done, sizeof(entropy) - done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			fatal("/dev/urandom");
+		}
+		done += (size_t)n;
+	}
+	if (close(fd) == -1)
+		fatal("/dev/urandom");
+}
+
+/* The 16 bytes of a new random key (a UUID version 4). */
+void
+random_key_bytes(unsigned char u[16])
+{
+	kernel_random();
+	memcpy(u, entropy + KEY_AT, 16);
+}
+
+/* The 8 bytes of the draw from AT on, as a number. */
+static uint64_t
+random_word(int at)
+{
+	uint64_t word = 0;
+	int i;
+
+	kernel_random();
+	for (i = at; i < at + 8; i++)
+		word = word << 8 | entropy[i];
+	return word;
+}
+
+/*
+ * A seed from the kernel, never from the clock or the pid: processes
+ * started in the same instant must draw different delays.
+ */
+uint64_t
+random_seed(void)
+{
+	return random_word(SEED_AT);
+}
+
+/* 64 random bits apart from the seed and the key (the hint file's name). */
+uint64_t
+random_nonce(void)
+{
+	return random_word(NONCE_AT);
+}
