@@ -22,7 +22,12 @@
 
 #include "scratch.h"
 #include "parse.h"
+#include "clock.h"
+#include "event.h"
+#include "msg.h"
+#include "outcome.h"
 #include "report.h"
+#include "run.h"
 
 static void
 put_string(FILE *f, const char *str)
@@ -281,4 +286,82 @@ report_abandon(struct report *rep)
 	free(rep->attempts_text);
 	rep->attempts_text = NULL;
 	errno = e;
+}
+
+/* ---- The listener ------------------------------------------------- */
+
+static struct report	 run_report;
+static int		 reporting;	/* --report, not yet written */
+static long		 recorded;	/* attempts in it */
+
+/*
+ * --report FILE: checked now (a usage error before anything runs), kept
+ * in memory, written when the run ends.
+ */
+void
+report_start(const char *path)
+{
+	if (report_open(&run_report, path) == -1)
+		fatalx("--report '%s': %s", path, strerror(errno));
+	reporting = 1;
+}
+
+/* One more attempt, with the delay that follows it (or -1). */
+static void
+record_attempt(const struct run *r, int64_t delay)
+{
+	struct attempt_record a;
+
+	if (recorded == r->attempt)
+		return;
+	recorded = r->attempt;
+	a.number = r->attempt;
+	a.start = r->began - r->start;
+	a.duration = r->ended - r->began;
+	a.status = r->status;
+	a.termsig = r->end.termsig;
+	a.timed_out = r->timed_out != NOT_TIMED_OUT;
+	a.error = r->end.error;
+	a.delay = delay;
+	a.from_hint = r->from_hint;
+	if (report_attempt(&run_report, &a) == -1)
+		fatal("report");
+}
+
+/* The run's end: the last attempt, the outcome, and the file written. */
+static void
+finish(const struct event *ev)
+{
+	const struct policy *p = ev->policy;
+	const struct run *r = ev->run;
+
+	record_attempt(r, -1);
+	if (p->circuit != NULL && p->store.given)
+		run_report.store = r->store_down ? "unavailable" : "ok";
+	if (report_finish(&run_report, p->argv, outcome_table[r->why].key,
+	    ev->status, ev->signal, monotonic_now() - r->start) == -1)
+		warning("--report '%s'", p->report);
+	reporting = 0;
+}
+
+/* The listener: an attempt once its delay is known, the whole at the end. */
+void
+report_event(const struct event *ev)
+{
+	if (!reporting)
+		return;
+	if (ev->kind == WAIT_BEGINS && (ev->reason == WAIT_BACKOFF ||
+	    ev->reason == WAIT_HINT))
+		record_attempt(ev->run, ev->wait);
+	else if (ev->kind == RUN_ENDS)
+		finish(ev);
+}
+
+/* On a way out that never came to RUN_ENDS: no temporary file is left. */
+void
+report_drop(void)
+{
+	if (reporting)
+		report_abandon(&run_report);
+	reporting = 0;
 }

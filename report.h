@@ -33,6 +33,12 @@ struct attempt_record {
 	int		 error;		/* it could not start: errno, or 0 */
 };
 
+#include "event.h"
+
+void	report_start(const char *);
+void	report_event(const struct event *);
+void	report_drop(void);
+
 int	report_open(struct report *, const char *);
 int	report_attempt(struct report *, const struct attempt_record *);
 int	report_finish(struct report *, char *const [], const char *, int, int,

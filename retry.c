@@ -25,8 +25,12 @@
 #include "proc.h"
 #include "selfpipe.h"
 #include "relay.h"
+#include "event.h"
+#include "gate.h"
+#include "outcome.h"
 #include "report.h"
 #include "run.h"
+#include "say.h"
 
 #ifndef VERSION
 #define VERSION "unknown"
@@ -42,12 +46,18 @@ static enum outcome may_start(const struct policy *, struct run *);
 static void	 run_attempt(const struct policy *, struct run *);
 static enum outcome judge_attempt(const struct policy *, const struct run *);
 static enum outcome sleep_before_retry(const struct policy *, struct run *);
-static void	 report_end(const struct policy *, struct run *);
-static void	 exit_as_run_ended(const struct run *) NORETURN;
+static void	 end_run(const struct policy *, struct run *) NORETURN;
 
 static struct relay	 io;		/* the attempts' stdio */
-static struct report	 report;
-static int		 reporting;
+
+/*
+ * Who hears the story of the run (event.h), in this order: the report
+ * first, so that it is whole before the messages' last line.
+ */
+static void (*const listeners[])(const struct event *) = {
+	report_event,
+	say_event,
+};
 
 int
 main(int argc, char *argv[])
@@ -58,7 +68,7 @@ main(int argc, char *argv[])
 	proc_hold_stdio();
 	read_command_line(argc, argv, &p);
 	if (p.circuit_command != CIRCUIT_RUN)
-		return circuit_command(&p);
+		return gate_command(&p);
 	seed_generator(&p, &r);
 	if (p.dry_run)
 		return print_schedule(&p, &r);
@@ -71,8 +81,52 @@ main(int argc, char *argv[])
 			break;
 		r.why = sleep_before_retry(&p, &r);
 	}
-	report_end(&p, &r);
-	exit_as_run_ended(&r);
+	end_run(&p, &r);
+}
+
+/* An event of the run, with nothing but its kind filled in. */
+static struct event
+event_of(enum event_kind kind, const struct policy *p, const struct run *r)
+{
+	struct event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = kind;
+	ev.policy = p;
+	ev.run = r;
+	return ev;
+}
+
+/* Tells every listener what happened. */
+static void
+tell(const struct event *ev)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(listeners) / sizeof(listeners[0]); i++)
+		listeners[i](ev);
+}
+
+static void
+tell_kind(enum event_kind kind, const struct policy *p, const struct run *r)
+{
+	struct event ev = event_of(kind, p, r);
+
+	tell(&ev);
+}
+
+/* A wait of wait ns begins, for reason (a backoff's draw, a hint's note). */
+static void
+tell_wait(const struct policy *p, const struct run *r, enum wait_reason reason,
+    int64_t wait, const struct step *st, const char *note)
+{
+	struct event ev = event_of(WAIT_BEGINS, p, r);
+
+	ev.reason = reason;
+	ev.wait = wait;
+	ev.step = st;
+	ev.note = note;
+	tell(&ev);
 }
 
 /* The policy, or --help, --version or a usage error and exit. */
@@ -86,7 +140,7 @@ read_command_line(int argc, char *argv[], struct policy *p)
 		msg_verbosity(p->verbosity);
 		if (clock_check() == -1)
 			fatal("clock_gettime");
-		store_from_environment(p);
+		gate_store_from_environment(p);
 		return;
 	case PARSED_HELP:
 		if (fputs(help_text, stdout) == EOF)
@@ -161,14 +215,17 @@ print_schedule(const struct policy *p, struct run *r)
 	return close_stdout();
 }
 
-/* The temporary files go on every way out but SIGKILL. */
+/*
+ * The temporary files go on every way out but SIGKILL.  Registered with
+ * atexit() before proc_init() registers the attempt's end, so it runs
+ * after it (atexit runs last first): the attempt is killed and the
+ * terminal taken back before the files it might still write go.
+ */
 static void
 clean_up(void)
 {
 	hint_close();
-	if (reporting)
-		report_abandon(&report);
-	reporting = 0;
+	report_drop();
 }
 
 /*
@@ -201,23 +258,20 @@ begin_run(const struct policy *p, struct run *r)
 
 	if (p->replay_stdin && isatty(STDIN_FILENO))
 		fatalx("--replay-stdin: standard input is a terminal");
-	if (p->report != NULL) {
-		if (report_open(&report, p->report) == -1)
-			fatalx("--report '%s': %s", p->report, strerror(errno));
-		reporting = 1;
-	}
+	if (p->report != NULL)
+		report_start(p->report);
 	if (atexit(clean_up) != 0)
 		fatal("atexit");
 	r->start = monotonic_now();
 	r->deadline = find_deadline(p->deadline, r->start, &outer);
 	export_environment(p->key, p->argv, p->attempts, r->deadline, outer);
-	say_policy(p, r);
+	tell_kind(RUN_BEGINS, p, r);
 	open_hint_channel();
 	if (relay_init(&io, p->replay_stdin, p->buffer_stdout,
 	    p->on_output.set ? &p->on_output.re : NULL,
 	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
 		fatal("%s needs a temporary file in %s", io.failed, temp_dir());
-	join_circuit(p);
+	gate_open(p);
 	proc_init(&io, r->deadline);
 	return r->deadline <= r->start ? DEADLINE : RUNNING;
 }
@@ -226,7 +280,7 @@ begin_run(const struct policy *p, struct run *r)
  * Sleeps until wake, unless that is at or past the deadline (then why).
  * A signal cuts it short: INTERRUPTED, with the signal in r->interrupt.
  */
-enum outcome
+static enum outcome
 pause_until(struct run *r, int64_t wake, enum outcome why)
 {
 	int64_t now = monotonic_now();
@@ -238,6 +292,50 @@ pause_until(struct run *r, int64_t wake, enum outcome why)
 	return r->interrupt != 0 ? INTERRUPTED : RUNNING;
 }
 
+/* What the gate said of the store, kept for the report and the last line. */
+static void
+note_store(struct run *r, const struct gate *g)
+{
+	if (g->store_failed == NULL)
+		return;
+	r->store_down = 1;
+	r->store_err = g->store_failed;
+}
+
+/*
+ * With --circuit: waits for as long as the gate says (the circuit open,
+ * another run's probe, the shared budget), each wait told as it begins.
+ */
+static enum outcome
+pass_gate(const struct policy *p, struct run *r)
+{
+	struct gate g;
+	enum outcome o;
+	struct event ev;
+
+	for (;;) {
+		g = gate_admit(p, r->attempt > 0, r->deadline, &r->aside);
+		note_store(r, &g);
+		if (g.kind == GATE_END) {
+			if (g.signal != 0)
+				r->interrupt = g.signal;
+			return g.end;
+		}
+		if (g.kind == GATE_GO) {
+			if (g.probing) {
+				ev = event_of(CIRCUIT_CHANGES, p, r);
+				ev.change = CIRCUIT_PROBING;
+				tell(&ev);
+			}
+			return RUNNING;
+		}
+		tell_wait(p, r, g.reason, g.wait, NULL, NULL);
+		if ((o = pause_until(r, monotonic_now() + g.wait, g.end)) !=
+		    RUNNING)
+			return o;
+	}
+}
+
 /*
  * Before an attempt: the splay before the first, then the circuit and the
  * budget.  A signal that came meanwhile means no attempt.
@@ -245,24 +343,24 @@ pause_until(struct run *r, int64_t wake, enum outcome why)
 static enum outcome
 may_start(const struct policy *p, struct run *r)
 {
-	char d[32];
 	enum outcome o;
 	int64_t splay, wake;
 
 	if (r->attempt == 0 && p->splay > 0) {
 		splay = splay_delay(p, r);
 		wake = monotonic_now() + splay;
-		detail("splay: %ss before the first attempt",
-		    fmt_seconds(d, sizeof(d), 0, splay));
+		tell_wait(p, r, WAIT_SPLAY, splay, NULL, NULL);
 		if ((o = pause_until(r, wake, DEADLINE)) != RUNNING)
 			return o;
 	}
-	if ((o = wait_for_circuit(p, r)) != RUNNING)
+	if ((o = pass_gate(p, r)) != RUNNING)
 		return o;
 	if ((r->interrupt = sp_caught()) != 0)
 		return INTERRUPTED;
 	return RUNNING;
 }
+
+static int	 retryable(const struct policy *, const struct run *);
 
 /* No room for the command to start (EAGAIN, ENOMEM): a failed attempt. */
 static int
@@ -282,6 +380,29 @@ attempt_status(const struct ending *e)
 }
 
 /*
+ * With --circuit: the attempt's end counts for every run of the name, a
+ * success or a failure of the downstream; one that is not its failure
+ * (not retryable) counts for nothing.  Interrupted, the run ends now, not
+ * after a wait for the record's lock.
+ */
+static void
+count_for_circuit(const struct policy *p, struct run *r)
+{
+	struct gate g;
+	enum counts c;
+
+	if (r->end.error == 0 && r->status == 0 && !r->on_hit && !r->stop_hit)
+		c = COUNTS_SUCCESS;
+	else
+		c = retryable(p, r) ? COUNTS_FAILURE : COUNTS_NOTHING;
+	g = gate_record(p, r->attempt, c, r->interrupt != 0 ? 0 : r->deadline,
+	    &r->aside);
+	note_store(r, &g);
+	if (g.signal != 0)
+		r->interrupt = g.signal;
+}
+
+/*
  * Runs the command once, stopped at its timeout or the deadline, and
  * records what came of it.
  */
@@ -293,10 +414,11 @@ run_attempt(const struct policy *p, struct run *r)
 
 	r->attempt++;
 	export_attempt(r->attempt);
+	tell_kind(ATTEMPT_STARTS, p, r);
 	lim.at = r->deadline;
 	lim.signal = p->signal;
 	lim.kill_after = p->kill_after;
-	lease_ticks(p, r, &lim);
+	gate_lease_ticks(p, &lim);
 	if (p->timeout != 0 && p->timeout < r->deadline - now)
 		lim.at = now + p->timeout;
 	r->began = now;
@@ -309,11 +431,12 @@ run_attempt(const struct policy *p, struct run *r)
 	r->stop_hit = io.stop_hit;
 	if (r->end.signal != 0 && r->interrupt == 0)
 		r->interrupt = r->end.signal;
-	tell_circuit(p, r);
+	tell_kind(ATTEMPT_ENDS, p, r);
+	count_for_circuit(p, r);
 }
 
 /* By its status or its output, the attempt failed in a way worth retrying. */
-int
+static int
 retryable(const struct policy *p, const struct run *r)
 {
 	if (r->end.error != 0)
@@ -401,28 +524,6 @@ release_output(int fd)
 	proc_drain();
 }
 
-/* --report: one more attempt, with the delay that follows it (or -1). */
-static void
-record_attempt(struct run *r, int64_t delay)
-{
-	struct attempt_record a;
-
-	if (!reporting || r->recorded == r->attempt)
-		return;
-	r->recorded = r->attempt;
-	a.number = r->attempt;
-	a.start = r->began - r->start;
-	a.duration = r->ended - r->began;
-	a.status = r->status;
-	a.termsig = r->end.termsig;
-	a.timed_out = r->timed_out != NOT_TIMED_OUT;
-	a.error = r->end.error;
-	a.delay = delay;
-	a.from_hint = r->from_hint;
-	if (report_attempt(&report, &a) == -1)
-		fatal("report");
-}
-
 /*
  * Draws the next delay (or takes the attempt's hint) and sleeps it,
  * unless it would end at or after the deadline.
@@ -440,60 +541,41 @@ sleep_before_retry(const struct policy *p, struct run *r)
 		return DEADLINE;
 	/* Retried after all: its held output goes to the log, not stdout. */
 	release_output(STDERR_FILENO);
-	record_attempt(r, r->delay);
-	say_retry(p, r, &st, hint);
+	tell_wait(p, r, r->from_hint ? WAIT_HINT : WAIT_BACKOFF, r->delay, &st,
+	    hint);
 	return pause_until(r, now + r->delay, DEADLINE);
 }
 
 /*
- * The exit status, and in *sig the signal that retry dies of instead
- * (128 + sig, as a shell would show it), or 0.
+ * The exit status that outcome.c's table gives the way the run ended, and
+ * in *sig the signal that retry dies of instead (128 + sig), or 0: one
+ * that retry got, or the keyboard's that killed the attempt.
  */
 static int
 exit_status(const struct run *r, int *sig)
 {
-	*sig = 0;
-	if (r->why == CIRCUIT_OPEN || r->why == STORE_DOWN)
-		return EXIT_TEMPFAIL;
-	if (r->interrupt != 0)
-		*sig = r->interrupt;
-	else if (r->end.keyboard)
-		*sig = r->end.termsig;
-	if (*sig != 0)
-		return 128 + *sig;
-	return r->attempt == 0 && r->why == DEADLINE ? EXIT_TIMEDOUT :
-	    r->status;
+	int signal = r->interrupt != 0 ? r->interrupt :
+	    r->end.keyboard ? r->end.termsig : 0;
+
+	return outcome_exit_status(r->why, r->attempt, r->status, signal, sig);
 }
 
-/* The last attempt's output, the report, the last words and, with -v, a summary. */
+/*
+ * The last attempt's output goes to stdout, the run's end is told (the
+ * report, the last words, with -v a summary), and retry exits with the
+ * status that retry(1) promises.
+ */
 static void
-report_end(const struct policy *p, struct run *r)
+end_run(const struct policy *p, struct run *r)
 {
-	int status, sig;
+	struct event ev = event_of(RUN_ENDS, p, r);
 
 	release_output(STDOUT_FILENO);
-	if (reporting) {
-		record_attempt(r, -1);
-		status = exit_status(r, &sig);
-		if (p->circuit != NULL && p->store.given)
-			report.store = r->store_down ? "unavailable" : "ok";
-		if (report_finish(&report, p->argv, outcome_key(r->why),
-		    status, sig, monotonic_now() - r->start) == -1)
-			warning("--report '%s'", p->report);
-		reporting = 0;
-	}
-	say_end(p, r);
-}
-
-/* The status that retry(1) promises for the way the run ended. */
-static void
-exit_as_run_ended(const struct run *r)
-{
-	int sig, status = exit_status(r, &sig);
-
-	if (sig != 0) {
+	ev.status = exit_status(r, &ev.signal);
+	tell(&ev);
+	if (ev.signal != 0) {
 		clean_up();	/* atexit handlers do not run on the way out */
-		proc_die(sig);
+		proc_die(ev.signal);
 	}
-	exit(status);
+	exit(ev.status);
 }

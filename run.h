@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * A run of the command: how it is going and why it ends.  retry.c runs
- * it; words.c tells it; shared.c keeps its circuit with other runs.
+ * A run of the command: the facts of how it is going, which retry.c's
+ * loop keeps and its listeners read (see event.h).
  */
 #ifndef RUN_H
 #define RUN_H
@@ -10,21 +10,10 @@
 
 #include "backoff.h"
 #include "options.h"
+#include "outcome.h"
 #include "proc.h"
 
-#define EXIT_TEMPFAIL	75	/* EX_TEMPFAIL: the circuit stays open */
-#define EXIT_TIMEDOUT	124
-#define EXIT_CANNOT_RUN	126
-#define EXIT_NOT_FOUND	127
-
 enum timed_out { NOT_TIMED_OUT, TIMED_OUT, AT_DEADLINE };
-
-/* Why the run ends; RUNNING while it does not. */
-enum outcome {
-	RUNNING, SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED,
-	CANNOT_RUN, OUTPUT_STOP, CIRCUIT_OPEN, BUDGET_SPENT, READER_GONE,
-	STORE_DOWN
-};
 
 /* How the run is going. */
 struct run {
@@ -41,31 +30,9 @@ struct run {
 	int64_t		 began, ended;		/* the last attempt's */
 	int64_t		 delay, asleep;
 	int		 from_hint;		/* the delay came from a hint */
-	long		 recorded;		/* attempts in the report */
 	int		 store_down;		/* --store failed */
 	const char	*store_err;		/* how */
-	int		 circuit_off;		/* so, --store-fail open: none */
 	enum outcome	 why;
 };
-
-/* retry.c */
-enum outcome	 pause_until(struct run *, int64_t, enum outcome);
-int		 retryable(const struct policy *, const struct run *);
-
-/* shared.c: --circuit and --store */
-void		 store_from_environment(struct policy *);
-void		 join_circuit(const struct policy *);
-enum outcome	 wait_for_circuit(const struct policy *, struct run *);
-void		 lease_ticks(const struct policy *, const struct run *,
-		    struct limit *);
-void		 tell_circuit(const struct policy *, struct run *);
-int		 circuit_command(const struct policy *);
-
-/* words.c: what the run says */
-void		 say_policy(const struct policy *, const struct run *);
-void		 say_retry(const struct policy *, const struct run *,
-		    const struct step *, const char *);
-void		 say_end(const struct policy *, const struct run *);
-const char	*outcome_key(enum outcome);
 
 #endif

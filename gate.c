@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * --circuit: the record that every run of a name shares, in the state
- * directory or on a --store, as the run loop of retry.c meets it.
+ * directory or on a --store, as a gate that answers the run loop.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -10,12 +10,13 @@
 #include <stdlib.h>
 
 #include "circuit.h"
+#include "gate.h"
 #include "msg.h"
 #include "parse.h"
-#include "run.h"
 #include "url.h"
 
 static struct circuit	 circuit;
+static int		 off;	/* the store failed, --store-fail open */
 
 /*
  * RETRY_STORE, for a run with a circuit whose command line gives no
@@ -23,7 +24,7 @@ static struct circuit	 circuit;
  * masked.
  */
 void
-store_from_environment(struct policy *p)
+gate_store_from_environment(struct policy *p)
 {
 	const char *url = getenv("RETRY_STORE");
 	char err[MSGMAX];
@@ -53,10 +54,29 @@ open_circuit(const struct policy *p, int reading_only)
 
 /* Before the first attempt of a run with --circuit. */
 void
-join_circuit(const struct policy *p)
+gate_open(const struct policy *p)
 {
 	if (p->circuit != NULL)
 		open_circuit(p, 0);
+}
+
+static struct gate
+go(void)
+{
+	struct gate g = { GATE_GO, WAIT_BACKOFF, 0, RUNNING, 0, 0, NULL };
+
+	return g;
+}
+
+static struct gate
+end(enum outcome why, int signal)
+{
+	struct gate g = go();
+
+	g.kind = GATE_END;
+	g.end = why;
+	g.signal = signal;
+	return g;
 }
 
 /*
@@ -65,29 +85,29 @@ join_circuit(const struct policy *p)
  * with --store-fail closed the run ends (75) before its next attempt;
  * open, it goes on as if it had no circuit, said once.
  */
-static enum outcome
-store_failed(const struct policy *p, struct run *r)
+static struct gate
+store_failed(const struct policy *p)
 {
+	struct gate g;
+
 	if (circuit.denied)
 		fatalx("%s", circuit.err);
-	r->store_down = 1;
-	r->store_err = circuit.err;
-	if (p->store_closed)
-		return STORE_DOWN;
-	if (!r->circuit_off)
+	g = p->store_closed ? end(STORE_DOWN, 0) : go();
+	g.store_failed = circuit.err;
+	if (!p->store_closed && !off)
 		warningx("%s; going on without circuit %s", circuit.err,
 		    p->circuit);
-	r->circuit_off = 1;
-	return RUNNING;
+	off = off || !p->store_closed;
+	return g;
 }
 
 /*
- * What a step of the shared record came to, for the run: a wait for it cut
+ * What a step of the shared record came to: done (go), a wait for it cut
  * short by the deadline or a signal, or a failure of retry's own (125),
  * or of the store.  A corrupt record that the step replaced is said once.
  */
-static enum outcome
-step_outcome(const struct policy *p, struct run *r, enum circuit_step s)
+static struct gate
+step_answer(const struct policy *p, enum circuit_step s)
 {
 	if (circuit.corrupt) {
 		circuit.corrupt = 0;
@@ -98,80 +118,67 @@ step_outcome(const struct policy *p, struct run *r, enum circuit_step s)
 	case STEP_DONE:
 		break;
 	case STEP_TIMEOUT:
-		return DEADLINE;
+		return end(DEADLINE, 0);
 	case STEP_SIGNAL:
-		r->interrupt = circuit.signal;
-		return INTERRUPTED;
+		return end(INTERRUPTED, circuit.signal);
 	case STEP_FAILED:
 		fatalx("%s", circuit.err);
 	case STEP_STORE:
-		return store_failed(p, r);
+		return store_failed(p);
 	}
-	return RUNNING;
+	return go();
 }
 
-/* The wait for another run's probe: 50-150 ms, apart from the others'. */
-static int64_t
-probe_wait(struct run *r)
+/* A wait of wait ns for reason, that ends the run with why if it passes the deadline. */
+static struct gate
+wait_for(enum wait_reason reason, int64_t wait, enum outcome why)
 {
-	return (int64_t)((0.05 + 0.1 * rng_uniform(&r->aside)) *
-	    (double)NS_PER_SEC);
-}
+	struct gate g = go();
 
-/* While the circuit is open or another run probes it. */
-static enum outcome
-wait_while_open(const struct policy *p, struct run *r, int64_t wait,
-    int *told)
-{
-	char d[32];
-
-	if (wait == 0 && !(*told)++)
-		detail("circuit %s is half-open; another run probes it",
-		    p->circuit);
-	else if (wait != 0)
-		detail("circuit %s is open; waiting %ss", p->circuit,
-		    fmt_seconds(d, sizeof(d), 0, wait));
-	if (wait == 0)
-		wait = probe_wait(r);
-	return pause_until(r, monotonic_now() + wait, CIRCUIT_OPEN);
+	g.kind = GATE_WAIT;
+	g.reason = reason;
+	g.wait = wait;
+	g.end = why;
+	return g;
 }
 
 /*
- * With --circuit, before an attempt: wait while the circuit is open or
- * another run probes it, and for a retry, wait for the shared budget
- * (one step of the record says both).
+ * With --circuit, before an attempt (a retry when retrying): go, or wait
+ * while the circuit is open, while another run probes it (50-150 ms,
+ * apart from the others), or, for a retry, until the shared budget has
+ * room (jittered, so that the waiting runs do not all come back at once).
+ * One step of the record says which; until bounds a wait for its lock.
  */
-enum outcome
-wait_for_circuit(const struct policy *p, struct run *r)
+struct gate
+gate_admit(const struct policy *p, int retrying, int64_t until,
+    struct rng *aside)
 {
-	char d[32];
+	struct gate g;
 	enum verdict v;
-	enum outcome o;
 	int64_t wait;
-	int told = 0;
 
-	while (p->circuit != NULL && !r->circuit_off) {
-		if ((o = step_outcome(p, r, circuit_admit(&circuit, r->deadline,
-		    p->budget, p->budget_window, r->attempt > 0, &v, &wait))) !=
-		    RUNNING || r->circuit_off)
-			return o;
-		if (v == ADMIT_WAIT) {
-			if ((o = wait_while_open(p, r, wait, &told)) != RUNNING)
-				return o;
-			continue;
-		}
-		if (v != ADMIT_BUDGET)
-			return RUNNING;
-		/* Jittered, so that the waiting runs do not all come back at once. */
-		wait += (int64_t)(rng_uniform(&r->aside) * 0.1 *
-		    (double)p->budget_window);
-		detail("retry budget of circuit %s spent; waiting %ss",
-		    p->circuit, fmt_seconds(d, sizeof(d), 0, wait));
-		if ((o = pause_until(r, monotonic_now() + wait, BUDGET_SPENT)) !=
-		    RUNNING)
-			return o;
+	if (p->circuit == NULL || off)
+		return go();
+	g = step_answer(p, circuit_admit(&circuit, until, p->budget,
+	    p->budget_window, retrying, &v, &wait));
+	if (g.kind != GATE_GO || g.store_failed != NULL)
+		return g;
+	switch (v) {
+	case ADMIT_GO:
+		break;
+	case ADMIT_PROBE:
+		g.probing = 1;
+		break;
+	case ADMIT_WAIT:
+		if (wait != 0)
+			return wait_for(WAIT_CIRCUIT_OPEN, wait, CIRCUIT_OPEN);
+		return wait_for(WAIT_PROBE_ELSEWHERE, (int64_t)((0.05 + 0.1 *
+		    rng_uniform(aside)) * (double)NS_PER_SEC), CIRCUIT_OPEN);
+	case ADMIT_BUDGET:
+		return wait_for(WAIT_BUDGET, wait + (int64_t)(rng_uniform(aside) *
+		    0.1 * (double)p->budget_window), BUDGET_SPENT);
 	}
-	return RUNNING;
+	return g;
 }
 
 /*
@@ -190,42 +197,44 @@ renew_lease(void)
 
 /* An attempt that probes a circuit on a store renews its lease meanwhile. */
 void
-lease_ticks(const struct policy *p, const struct run *r, struct limit *lim)
+gate_lease_ticks(const struct policy *p, struct limit *lim)
 {
 	lim->tick = NULL;
 	lim->tick_every = NEVER;
-	if (p->circuit == NULL || r->circuit_off || circuit_lease(&circuit) == 0)
+	if (p->circuit == NULL || off || circuit_lease(&circuit) == 0)
 		return;
 	lim->tick = renew_lease;
 	lim->tick_every = circuit_lease(&circuit);
 }
 
-/* With --circuit: the attempt's end counts for every run of the name. */
-void
-tell_circuit(const struct policy *p, struct run *r)
+/*
+ * With --circuit: the end of attempt n counts for every run of the name,
+ * recorded with until bounding the wait for the record's lock.  The answer
+ * is go, or the end that a signal or a failure made of the step.
+ */
+struct gate
+gate_record(const struct policy *p, long n, enum counts c, int64_t until,
+    struct rng *aside)
 {
 	struct breaker b;
-	int success;
+	struct gate g;
 
-	if (p->circuit == NULL || r->circuit_off)
-		return;
-	success = r->end.error == 0 && r->status == 0 && !r->on_hit &&
-	    !r->stop_hit;
-	if (!success && !retryable(p, r))
-		return;		/* not the downstream's failure */
+	if (p->circuit == NULL || off || c == COUNTS_NOTHING)
+		return go();
 	b.trip = p->trip;
 	b.cool = p->cool;
 	b.cap = p->cap;
-	/* Interrupted: the run ends now, not after a wait for the lock. */
-	if (step_outcome(p, r, circuit_result(&circuit, r->interrupt != 0 ?
-	    0 : r->deadline, success, &b, rng_uniform(&r->aside))) != RUNNING)
+	g = step_answer(p, circuit_result(&circuit, until,
+	    c == COUNTS_SUCCESS, &b, rng_uniform(aside)));
+	if (g.kind != GATE_GO)
 		detail("circuit %s: the end of attempt %ld was not recorded",
-		    p->circuit, r->attempt);
+		    p->circuit, n);
+	return g;
 }
 
 /* --circuit-status and --circuit-reset. */
 int
-circuit_command(const struct policy *p)
+gate_command(const struct policy *p)
 {
 	struct circuit_view v;
 

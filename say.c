@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * What a run says on stderr: the policy (-v), each retry and its delay,
- * and the one line on why it ended, all written as retry(1) shows them.
+ * The run's messages on stderr, a listener of its events: the policy
+ * (-v), each retry and its delay, each other wait (-v), and the one line
+ * on why it ended, all written as retry(1) shows them.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -12,30 +13,12 @@
 
 #include "msg.h"
 #include "parse.h"
+#include "outcome.h"
 #include "run.h"
-
-static const char *const outcome_names[] = {
-	"running", "success", "status not retryable", "attempts used up",
-	"deadline", "interrupted", "cannot run the command",
-	"output matched --stop-on-output", "circuit open", "retry budget spent",
-	"the reader of the output has gone", "store unavailable",
-};
-
-/* The same outcomes as a report's "outcome". */
-static const char *const outcome_keys[] = {
-	"running", "success", "not_retryable", "attempts_exhausted",
-	"deadline", "interrupted", "not_retryable", "not_retryable",
-	"circuit_open", "budget_spent", "not_retryable", "store_unavailable",
-};
-
-const char *
-outcome_key(enum outcome o)
-{
-	return outcome_keys[o];
-}
+#include "say.h"
 
 /* -v: the policy as the run understood it, before the first attempt. */
-void
+static void
 say_policy(const struct policy *p, const struct run *r)
 {
 	char on[1024], base[32], cap[32], timeout[32], deadline[32];
@@ -117,17 +100,53 @@ explain_delay(const struct policy *p, const struct step *st)
  * "attempt 1/5 failed with exit 1; next in 0.250s", with what a hint
  * adds, and with -v how the delay was drawn when no hint gave it.
  */
-void
-say_retry(const struct policy *p, const struct run *r, const struct step *st,
-    const char *hint)
+static void
+say_retry(const struct policy *p, const struct run *r, const struct event *ev)
 {
 	char label[64], end[96], d[32];
 
 	say("%s %s; next in %ss%s", attempt_label(label, sizeof(label), p, r),
 	    attempt_end(end, sizeof(end), p, r),
-	    fmt_seconds(d, sizeof(d), 0, r->delay), hint);
-	if (!r->from_hint)
-		explain_delay(p, st);
+	    fmt_seconds(d, sizeof(d), 0, ev->wait),
+	    ev->reason == WAIT_HINT ? ev->note : "");
+	if (ev->reason == WAIT_BACKOFF)
+		explain_delay(p, ev->step);
+}
+
+/*
+ * -v: a wait before an attempt that no retry line announced: the splay,
+ * an open circuit, a probe elsewhere (said once an attempt), a budget.
+ */
+static void
+say_wait(const struct policy *p, const struct event *ev)
+{
+	static long probe_told = -1;	/* the attempt it was said for */
+	char d[32];
+
+	fmt_seconds(d, sizeof(d), 0, ev->wait);
+	switch (ev->reason) {
+	case WAIT_BACKOFF:
+	case WAIT_HINT:
+		say_retry(p, ev->run, ev);
+		break;
+	case WAIT_SPLAY:
+		detail("splay: %ss before the first attempt", d);
+		break;
+	case WAIT_CIRCUIT_OPEN:
+		detail("circuit %s is open; waiting %ss", p->circuit, d);
+		break;
+	case WAIT_PROBE_ELSEWHERE:
+		if (probe_told == ev->run->attempt)
+			break;
+		probe_told = ev->run->attempt;
+		detail("circuit %s is half-open; another run probes it",
+		    p->circuit);
+		break;
+	case WAIT_BUDGET:
+		detail("retry budget of circuit %s spent; waiting %ss",
+		    p->circuit, d);
+		break;
+	}
 }
 
 /*
@@ -194,6 +213,7 @@ say_why(const struct policy *p, const struct run *r)
 	switch (r->why) {
 	case SUCCEEDED:
 	case RUNNING:
+	case NOUTCOMES:
 		break;
 	case CANNOT_RUN:
 		say("cannot run '%s': %s%s", p->argv[0], strerror(r->end.error),
@@ -209,10 +229,6 @@ say_why(const struct policy *p, const struct run *r)
 		say("%s %s; %sno attempts left", label, end,
 		    r->status == 0 && !r->on_hit ? "" : "giving up: ");
 		break;
-	case READER_GONE:
-		say("%s %s; giving up: the reader of the output has gone",
-		    label, end);
-		break;
 	case DEADLINE:
 		say_deadline(p, r, label, end);
 		break;
@@ -220,8 +236,9 @@ say_why(const struct policy *p, const struct run *r)
 		say_interrupted(r, label, end);
 		break;
 	case OUTPUT_STOP:
-		say("%s %s; giving up: its output matched --stop-on-output",
-		    label, end);
+	case READER_GONE:
+		say("%s %s; giving up: %s", label, end,
+		    outcome_table[r->why].giving_up);
 		break;
 	case CIRCUIT_OPEN:
 		say("circuit %s stays open past the deadline; giving up",
@@ -238,7 +255,7 @@ say_why(const struct policy *p, const struct run *r)
 }
 
 /* Why the run ended and, with -v, a summary of it. */
-void
+static void
 say_end(const struct policy *p, const struct run *r)
 {
 	char t[32], s[32];
@@ -247,5 +264,26 @@ say_end(const struct policy *p, const struct run *r)
 	detail("%ld attempt%s in %ss, %ss asleep; stopped: %s", r->attempt,
 	    r->attempt == 1 ? "" : "s",
 	    fmt_seconds(t, sizeof(t), 0, monotonic_now() - r->start),
-	    fmt_seconds(s, sizeof(s), 0, r->asleep), outcome_names[r->why]);
+	    fmt_seconds(s, sizeof(s), 0, r->asleep), outcome_table[r->why].words);
+}
+
+/* The listener: each event that has words, in retry(1)'s words. */
+void
+say_event(const struct event *ev)
+{
+	switch (ev->kind) {
+	case RUN_BEGINS:
+		say_policy(ev->policy, ev->run);
+		break;
+	case WAIT_BEGINS:
+		say_wait(ev->policy, ev);
+		break;
+	case RUN_ENDS:
+		say_end(ev->policy, ev->run);
+		break;
+	case ATTEMPT_STARTS:
+	case ATTEMPT_ENDS:
+	case CIRCUIT_CHANGES:
+		break;		/* said with the wait or the end that follows */
+	}
 }

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * How a run ends: the outcomes, and the one table that gives each its
+ * words, its report key and its exit-status rule.
+ */
+#ifndef OUTCOME_H
+#define OUTCOME_H
+
+#define EXIT_TEMPFAIL	75	/* EX_TEMPFAIL: the circuit stays open */
+#define EXIT_TIMEDOUT	124
+#define EXIT_CANNOT_RUN	126
+#define EXIT_NOT_FOUND	127
+
+/*
+ * Why the run ends; RUNNING while it does not.  After an attempt the run
+ * loop (judge_attempt) tries them in this order, the first that holds
+ * wins: CANNOT_RUN, INTERRUPTED, OUTPUT_STOP, DEADLINE (stopped at it),
+ * READER_GONE, then SUCCEEDED or NOT_RETRYABLE, then EXHAUSTED.  The
+ * others end a wait: DEADLINE (the next delay would pass it),
+ * INTERRUPTED, CIRCUIT_OPEN, BUDGET_SPENT and STORE_DOWN.
+ */
+enum outcome {
+	RUNNING, SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED,
+	CANNOT_RUN, OUTPUT_STOP, CIRCUIT_OPEN, BUDGET_SPENT, READER_GONE,
+	STORE_DOWN, NOUTCOMES
+};
+
+/* The exit status an outcome gives, as retry(1)'s EXIT STATUS says. */
+enum exit_rule {
+	EXIT_LAST,		/* the last attempt's status, as reported */
+	EXIT_LAST_OR_TIMEDOUT,	/* that, or 124 when no attempt ran */
+	EXIT_BY_SIGNAL,		/* retry dies of the signal: 128 + N */
+	EXIT_TEMPFAIL_ALWAYS	/* 75, whatever else happened */
+};
+
+struct outcome_row {
+	const char	*words;		/* -v's summary: "stopped: WORDS" */
+	const char	*giving_up;	/* "...; giving up: GIVING_UP", or NULL */
+	const char	*key;		/* the report's "outcome" */
+	enum exit_rule	 rule;
+};
+
+extern const struct outcome_row outcome_table[NOUTCOMES];
+
+int	 outcome_exit_status(enum outcome, long, int, int, int *);
+
+#endif
