@@ -28,7 +28,6 @@
 #include "msg.h"
 #include "parse.h"
 #include "proc.h"
-#include "store.h"
 
 #define MAGIC		"retry-circuit 1\n"
 #define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256)
@@ -66,7 +65,7 @@ failure(struct circuit *c, const char *fmt, ...)
 
 	va_start(ap, fmt);
 	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
-	(void)vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	(void)vsnprintf(c->sh.err, sizeof(c->sh.err), fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -75,13 +74,13 @@ failure(struct circuit *c, const char *fmt, ...)
 static int
 record_failed(struct circuit *c, int e)
 {
-	return failure(c, "%s/%s: %s", c->dir_path, c->name, strerror(e));
+	return failure(c, "%s/%s: %s", c->dir_path, c->sh.name, strerror(e));
 }
 
 static int
 lock_failed(struct circuit *c, int e)
 {
-	return failure(c, "%s/.%s.lock: %s", c->dir_path, c->name,
+	return failure(c, "%s/.%s.lock: %s", c->dir_path, c->sh.name,
 	    strerror(e));
 }
 
@@ -135,7 +134,7 @@ check_dir(struct circuit *c, const struct stat *st, const char *path,
 	return 0;
 }
 
-/* Why a component of the state directory would not open: one line in c->err. */
+/* Why a component of the state directory would not open: one line in c->sh.err. */
 static int
 open_failed(struct circuit *c, int len, int last, int link)
 {
@@ -171,7 +170,7 @@ only_dots(const char *rest)
  * the descriptor of the one before and with O_NOFOLLOW: no symbolic link
  * is followed, and nothing can be swapped between a check and a use.
  * With make, what is missing is made, 0700.  Returns the descriptor, or
- * -1 with why in c->err (c->missing: it does not exist, and not make).
+ * -1 with why in c->sh.err (c->missing: it does not exist, and not make).
  */
 static int
 open_state_dir(struct circuit *c, int make)
@@ -231,7 +230,7 @@ open_state_dir(struct circuit *c, int make)
 				return fd;
 		}
 	(void)close(fd);	/* read only: nothing to lose */
-	if (c->err[0] == '\0')
+	if (c->sh.err[0] == '\0')
 		(void)failure(c, "state directory %s: not a directory path",
 		    c->dir_path);
 	return -1;
@@ -239,11 +238,11 @@ open_state_dir(struct circuit *c, int make)
 
 /* ---- The record ------------------------------------------------------ */
 
-/* "record DIR/NAME is ...": one line about the record in c->err. */
+/* "record DIR/NAME is ...": one line about the record in c->sh.err. */
 static int
 record_failure(struct circuit *c, const char *why)
 {
-	return failure(c, "record %s/%s %s", c->dir_path, c->name, why);
+	return failure(c, "record %s/%s %s", c->dir_path, c->sh.name, why);
 }
 
 /*
@@ -254,7 +253,7 @@ record_failure(struct circuit *c, const char *why)
 static int
 check_own_file(struct circuit *c, int fd, const char *name, off_t *size)
 {
-	const char *what = strcmp(name, c->name) == 0 ? "record " : "";
+	const char *what = strcmp(name, c->sh.name) == 0 ? "record " : "";
 	struct stat st;
 
 	if (fstat(fd, &st) == -1)
@@ -375,7 +374,7 @@ format_record(char *buf, size_t size, const struct record *r)
 
 /*
  * Opens the record, for a step to read and write (making it with make),
- * else to read; -1 with c->err empty when there is none.  O_NONBLOCK: a
+ * else to read; -1 with c->sh.err empty when there is none.  O_NONBLOCK: a
  * FIFO there cannot hold retry.
  */
 static int
@@ -384,7 +383,7 @@ open_record(struct circuit *c, int writing, int make)
 	int fd, flags = O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
 
 	c->size = 0;
-	fd = openat(c->dir, c->name, !writing ? flags | O_RDONLY : make ?
+	fd = openat(c->dir, c->sh.name, !writing ? flags | O_RDONLY : make ?
 	    flags | O_RDWR | O_CREAT : flags | O_RDWR, 0600);
 	if (fd == -1 && errno == ENOENT && !make)
 		return -1;
@@ -392,7 +391,7 @@ open_record(struct circuit *c, int writing, int make)
 		return record_failure(c, "is a symbolic link");
 	if (fd == -1)
 		return record_failed(c, errno);
-	if (check_own_file(c, fd, c->name, &c->size) == -1) {
+	if (check_own_file(c, fd, c->sh.name, &c->size) == -1) {
 		(void)close(fd);
 		return -1;
 	}
@@ -433,9 +432,9 @@ read_record(struct circuit *c, struct record *r, int *corrupt, int writing)
 
 	memset(r, 0, sizeof(*r));
 	*corrupt = 0;
-	c->err[0] = '\0';
+	c->sh.err[0] = '\0';
 	if ((fd = open_record(c, writing, 0)) == -1)
-		return c->err[0] != '\0' ? -1 : 0;	/* else none yet */
+		return c->sh.err[0] != '\0' ? -1 : 0;	/* else none yet */
 	e = read_text(c, fd, text, &got);
 	if (writing && e == 0)
 		c->record = fd;
@@ -507,7 +506,7 @@ write_renamed(struct circuit *c, const char *buf, size_t len)
 	char temp[NAME_MAX + 1];
 	int fd, e = 0;
 
-	(void)snprintf(temp, sizeof(temp), ".%s.new", c->name);
+	(void)snprintf(temp, sizeof(temp), ".%s.new", c->sh.name);
 	if (unlinkat(c->dir, temp, 0) == -1 && errno != ENOENT)
 		return failure(c, "%s/%s: %s", c->dir_path, temp,
 		    strerror(errno));
@@ -519,7 +518,7 @@ write_renamed(struct circuit *c, const char *buf, size_t len)
 		e = errno;
 	if (close(fd) == -1 && e == 0)
 		e = errno;
-	if (e == 0 && renameat(c->dir, temp, c->dir, c->name) == -1)
+	if (e == 0 && renameat(c->dir, temp, c->dir, c->sh.name) == -1)
 		e = errno;
 	if (e == 0)
 		return 0;
@@ -555,8 +554,8 @@ begin_step(struct circuit *c, int64_t until)
 {
 	int corrupt;
 
-	c->err[0] = '\0';
-	switch (proc_lock(c->lock, &update_lock, until, &c->signal)) {
+	c->sh.err[0] = '\0';
+	switch (proc_lock(c->lock, &update_lock, until, &c->sh.signal)) {
 	case LOCK_TAKEN:
 		break;
 	case LOCK_TIMEOUT:
@@ -572,7 +571,7 @@ begin_step(struct circuit *c, int64_t until)
 		return STEP_FAILED;
 	}
 	if (corrupt)
-		c->corrupt = 1;
+		c->sh.corrupt = 1;
 	c->rewrite = corrupt;
 	return STEP_DONE;
 }
@@ -625,7 +624,7 @@ drop_probe(struct circuit *c)
 {
 	struct flock probe = probe_lock;
 
-	c->probing = 0;
+	c->sh.probing = 0;
 	probe.l_type = F_UNLCK;
 	if (fcntl(c->lock, F_SETLK, &probe) == 0)
 		return 0;
@@ -697,8 +696,6 @@ circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
 	enum circuit_step s;
 	int changed = 0, got;
 
-	if (c->store != NULL)
-		return store_admit(c, until, budget, window, retry, v, wait);
 	if ((s = begin_step(c, until)) != STEP_DONE)
 		return s;
 	now = realtime_now();
@@ -713,17 +710,17 @@ circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
 		*v = ADMIT_WAIT;
 		*wait = rec.half_open_at - now;
 	} else if (rec.state != CLOSED) {
-		if ((got = c->probing ? 1 : take_probe(c)) == -1) {
+		if ((got = c->sh.probing ? 1 : take_probe(c)) == -1) {
 			(void)end_step(c, changed);
 			return STEP_FAILED;
 		}
 		*v = got ? ADMIT_PROBE : ADMIT_WAIT;
-		if (got && (rec.state != HALF_OPEN || !c->probing)) {
+		if (got && (rec.state != HALF_OPEN || !c->sh.probing)) {
 			rec.state = HALF_OPEN;
 			rec.probe = (long)getpid();
 			changed = 1;
 		}
-		c->probing = got;
+		c->sh.probing = got;
 	}
 	if (*v != ADMIT_WAIT && retry && budget != 0 &&
 	    (*wait = take_retry(budget, window, now, &changed)) != 0)
@@ -767,8 +764,6 @@ circuit_result(struct circuit *c, int64_t until, int success,
 	enum circuit_step s;
 	int changed = 1;
 
-	if (c->store != NULL)
-		return store_result(c, success, b, u);
 	if ((s = begin_step(c, until)) == STEP_DONE) {
 		if (success && rec.state == CLOSED && rec.failures == 0 &&
 		    rec.openings == 0)
@@ -780,13 +775,13 @@ circuit_result(struct circuit *c, int64_t until, int success,
 			rec.half_open_at = 0;
 		} else {
 			rec.failures = count_up(rec.failures);
-			if (c->probing || (rec.state == CLOSED &&
+			if (c->sh.probing || (rec.state == CLOSED &&
 			    rec.failures >= b->trip))
 				open_circuit(b, u, realtime_now());
 		}
 		s = end_step(c, changed);
 	}
-	if (c->probing && drop_probe(c) == -1)
+	if (c->sh.probing && drop_probe(c) == -1)
 		s = STEP_FAILED;
 	return s;
 }
@@ -797,8 +792,6 @@ circuit_reset(struct circuit *c)
 {
 	enum circuit_step s;
 
-	if (c->store != NULL)
-		return store_reset(c);
 	if ((s = begin_step(c, NEVER)) != STEP_DONE)
 		return s;
 	memset(&rec, 0, sizeof(rec));
@@ -840,8 +833,6 @@ circuit_view(struct circuit *c, struct circuit_view *view)
 	size_t i;
 	int corrupt = 0;
 
-	if (c->store != NULL)
-		return store_view(c, view);
 	memset(view, 0, sizeof(*view));
 	if (c->dir != -1 && read_locked(c, &corrupt) == -1)
 		return STEP_FAILED;
@@ -903,40 +894,9 @@ circuit_print(FILE *f, const char *name, const struct circuit_view *v)
 /* ---- Opening ------------------------------------------------------------ */
 
 /*
- * --store: the steps of NAME go to the store at u, each bounded by
- * timeout; no state directory is opened, nothing is sent yet.
- */
-void
-circuit_open_store(struct circuit *c, const char *name,
-    const struct store_url *u, int64_t timeout)
-{
-	memset(c, 0, sizeof(*c));
-	c->name = name;
-	c->dir = c->lock = c->record = -1;
-	store_open(c, u, timeout);
-}
-
-/*
- * How often the probe's lease must be renewed while its attempt runs: on
- * a store, while this run holds the probe; else 0 (a lock needs none).
- */
-int64_t
-circuit_lease(const struct circuit *c)
-{
-	return c->store != NULL && c->probing ? STORE_RENEW_NS : 0;
-}
-
-/* During the probe's attempt: its lease renewed (see store_renew()). */
-enum circuit_step
-circuit_renew(struct circuit *c)
-{
-	return c->store != NULL ? store_renew(c) : STEP_DONE;
-}
-
-/*
  * Opens the state directory and the lock file of NAME (making them if need
  * be, but for reading only), and checks the record.  Returns -1 with the
- * one line that says why in c->err.  Reading only (--circuit-status), a
+ * one line that says why in c->sh.err.  Reading only (--circuit-status), a
  * state directory that does not exist yet is an empty one.
  */
 int
@@ -946,14 +906,14 @@ circuit_open(struct circuit *c, const char *name, int reading_only)
 	int corrupt;
 
 	memset(c, 0, sizeof(*c));
-	c->name = name;
+	c->sh.name = name;
 	c->dir = c->lock = c->record = -1;
 	if (state_dir(c) == -1)
 		return -1;
 	if ((c->dir = open_state_dir(c, !reading_only)) == -1) {
 		if (!reading_only || !c->missing)
 			return -1;
-		c->err[0] = '\0';	/* none yet: an empty record */
+		c->sh.err[0] = '\0';	/* none yet: an empty record */
 		return 0;
 	}
 	/* Refused now, not after a --splay: a record that is not one. */

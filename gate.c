@@ -9,14 +9,63 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "circuit.h"
 #include "gate.h"
 #include "msg.h"
 #include "parse.h"
+#include "shared.h"
+#include "store.h"
 #include "url.h"
 
-static struct circuit	 circuit;
+static struct circuit	 circuit;	/* the record in the state directory */
+static struct shared	*sh = &circuit.sh;	/* what each step says */
+static int		 on_store;	/* --store: the steps go there */
 static int		 off;	/* the store failed, --store-fail open */
+
+/* ---- The two backends, one interface ------------------------------ */
+
+static enum circuit_step
+step_admit(int64_t until, long budget, int64_t window, int retry,
+    enum verdict *v, int64_t *wait)
+{
+	if (on_store)
+		return store_admit(sh, until, budget, window, retry, v, wait);
+	return circuit_admit(&circuit, until, budget, window, retry, v, wait);
+}
+
+static enum circuit_step
+step_result(int64_t until, int success, const struct breaker *b, double u)
+{
+	if (on_store)
+		return store_result(sh, success, b, u);
+	return circuit_result(&circuit, until, success, b, u);
+}
+
+static enum circuit_step
+step_reset(void)
+{
+	return on_store ? store_reset(sh) : circuit_reset(&circuit);
+}
+
+static enum circuit_step
+step_view(struct circuit_view *v)
+{
+	return on_store ? store_view(sh, v) : circuit_view(&circuit, v);
+}
+
+/*
+ * How often the probe's lease must be renewed while its attempt runs: on
+ * a store, while this run holds the probe; else 0 (a lock needs none).
+ */
+static int64_t
+lease(void)
+{
+	return on_store && sh->probing ? STORE_RENEW_NS : 0;
+}
+
+/* ---- The gate ----------------------------------------------------- */
 
 /*
  * RETRY_STORE, for a run with a circuit whose command line gives no
@@ -43,10 +92,14 @@ open_circuit(const struct policy *p, int reading_only)
 
 	if (!p->store.given) {
 		if (circuit_open(&circuit, p->circuit, reading_only) == -1)
-			fatalx("%s", circuit.err);
+			fatalx("%s", sh->err);
 		return;
 	}
-	circuit_open_store(&circuit, p->circuit, &p->store, p->store_timeout);
+	/* No state directory is opened, nothing is sent yet. */
+	memset(sh, 0, sizeof(*sh));
+	sh->name = p->circuit;
+	on_store = 1;
+	store_open(sh, &p->store, p->store_timeout);
 	detail("circuit %s: store %s, %s a step at most, --store-fail %s",
 	    p->circuit, p->store.shown, fmt_duration(d, sizeof(d),
 	    p->store_timeout), p->store_closed ? "closed" : "open");
@@ -90,12 +143,12 @@ store_failed(const struct policy *p)
 {
 	struct gate g;
 
-	if (circuit.denied)
-		fatalx("%s", circuit.err);
+	if (sh->denied)
+		fatalx("%s", sh->err);
 	g = p->store_closed ? end(STORE_DOWN, 0) : go();
-	g.store_failed = circuit.err;
+	g.store_failed = sh->err;
 	if (!p->store_closed && !off)
-		warningx("%s; going on without circuit %s", circuit.err,
+		warningx("%s; going on without circuit %s", sh->err,
 		    p->circuit);
 	off = off || !p->store_closed;
 	return g;
@@ -109,8 +162,8 @@ store_failed(const struct policy *p)
 static struct gate
 step_answer(const struct policy *p, enum circuit_step s)
 {
-	if (circuit.corrupt) {
-		circuit.corrupt = 0;
+	if (sh->corrupt) {
+		sh->corrupt = 0;
 		say("circuit %s: the record was corrupt; it starts afresh",
 		    p->circuit);
 	}
@@ -120,9 +173,9 @@ step_answer(const struct policy *p, enum circuit_step s)
 	case STEP_TIMEOUT:
 		return end(DEADLINE, 0);
 	case STEP_SIGNAL:
-		return end(INTERRUPTED, circuit.signal);
+		return end(INTERRUPTED, sh->signal);
 	case STEP_FAILED:
-		fatalx("%s", circuit.err);
+		fatalx("%s", sh->err);
 	case STEP_STORE:
 		return store_failed(p);
 	}
@@ -159,8 +212,8 @@ gate_admit(const struct policy *p, int retrying, int64_t until,
 
 	if (p->circuit == NULL || off)
 		return go();
-	g = step_answer(p, circuit_admit(&circuit, until, p->budget,
-	    p->budget_window, retrying, &v, &wait));
+	g = step_answer(p, step_admit(until, p->budget, p->budget_window,
+	    retrying, &v, &wait));
 	if (g.kind != GATE_GO || g.store_failed != NULL)
 		return g;
 	switch (v) {
@@ -188,11 +241,11 @@ gate_admit(const struct policy *p, int retrying, int64_t until,
 static void
 renew_lease(void)
 {
-	if (circuit_lease(&circuit) == 0)
+	if (lease() == 0)
 		return;		/* lost before, or the store failed */
-	if (circuit_renew(&circuit) == STEP_DONE && circuit_lease(&circuit) == 0)
+	if (store_renew(sh) == STEP_DONE && lease() == 0)
 		detail("circuit %s: another run has taken the probe over",
-		    circuit.name);
+		    sh->name);
 }
 
 /* An attempt that probes a circuit on a store renews its lease meanwhile. */
@@ -201,10 +254,10 @@ gate_lease_ticks(const struct policy *p, struct limit *lim)
 {
 	lim->tick = NULL;
 	lim->tick_every = NEVER;
-	if (p->circuit == NULL || off || circuit_lease(&circuit) == 0)
+	if (p->circuit == NULL || off || lease() == 0)
 		return;
 	lim->tick = renew_lease;
-	lim->tick_every = circuit_lease(&circuit);
+	lim->tick_every = lease();
 }
 
 /*
@@ -224,8 +277,8 @@ gate_record(const struct policy *p, long n, enum counts c, int64_t until,
 	b.trip = p->trip;
 	b.cool = p->cool;
 	b.cap = p->cap;
-	g = step_answer(p, circuit_result(&circuit, until,
-	    c == COUNTS_SUCCESS, &b, rng_uniform(aside)));
+	g = step_answer(p, step_result(until, c == COUNTS_SUCCESS, &b,
+	    rng_uniform(aside)));
 	if (g.kind != GATE_GO)
 		detail("circuit %s: the end of attempt %ld was not recorded",
 		    p->circuit, n);
@@ -240,12 +293,12 @@ gate_command(const struct policy *p)
 
 	open_circuit(p, p->circuit_command == CIRCUIT_STATUS);
 	if (p->circuit_command == CIRCUIT_RESET) {
-		if (circuit_reset(&circuit) != STEP_DONE)
-			fatalx("%s", circuit.err);
+		if (step_reset() != STEP_DONE)
+			fatalx("%s", sh->err);
 		return 0;
 	}
-	if (circuit_view(&circuit, &v) != STEP_DONE)
-		fatalx("%s", circuit.err);
+	if (step_view(&v) != STEP_DONE)
+		fatalx("%s", sh->err);
 	if (v.corrupt)
 		warningx("circuit %s: the record is corrupt; the next run starts "
 		    "it afresh", p->circuit);

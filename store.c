@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "backoff.h"
-#include "circuit.h"
+#include "shared.h"
 #include "random.h"
 #include "parse.h"
 #include "proc.h"
@@ -242,9 +242,9 @@ sha1_hex(const char *s, size_t len, char out[41])
  * when no step had been answered yet.  No store, no probe.
  */
 static enum circuit_step
-store_failed(struct circuit *c, int denied, const char *fmt, ...)
+store_failed(struct shared *c, int denied, const char *fmt, ...)
 {
-	struct store *s = c->store;
+	struct store *s = &the_store;
 	va_list ap;
 	size_t n;
 
@@ -295,10 +295,10 @@ no_rights(const struct reply *rep)
 
 /* What came of a call, as a step says it. */
 static enum circuit_step
-judge(struct circuit *c, enum redis_io io, const struct reply *rep,
+judge(struct shared *c, enum redis_io io, const struct reply *rep,
     int by_deadline)
 {
-	struct store *s = c->store;
+	struct store *s = &the_store;
 	char d[32];
 
 	switch (io) {
@@ -334,10 +334,10 @@ judge(struct circuit *c, enum redis_io io, const struct reply *rep,
  * caller's caller (an attempt's watch).
  */
 static enum circuit_step
-step(struct circuit *c, int64_t until, int take_signal, int nargs,
+step(struct shared *c, int64_t until, int take_signal, int nargs,
     const char *const args[], const struct reply **rep)
 {
-	struct store *s = c->store;
+	struct store *s = &the_store;
 	const char *argv[3 + NKEYS + ARGS_MAX];
 	size_t len[3 + NKEYS + ARGS_MAX];
 	int64_t start = monotonic_now(), end = until;
@@ -382,7 +382,7 @@ step(struct circuit *c, int64_t until, int take_signal, int nargs,
 
 /* A reply that is not what the script returns: the store is not ours. */
 static enum circuit_step
-unexpected(struct circuit *c)
+unexpected(struct shared *c)
 {
 	return store_failed(c, 0, "an unexpected reply");
 }
@@ -420,10 +420,10 @@ int_at(const struct reply *rep, size_t i, long long *v)
  * budget, 0 when the retry was taken.
  */
 enum circuit_step
-store_admit(struct circuit *c, int64_t until, long budget, int64_t window,
+store_admit(struct shared *c, int64_t until, long budget, int64_t window,
     int retry, enum verdict *v, int64_t *wait)
 {
-	struct store *s = c->store;
+	struct store *s = &the_store;
 	char n[24], w[24], lease[24], member[48] = "";
 	const char *args[] = { "admit", n, w, s->token, lease, s->pid, s->host,
 	    member };
@@ -435,7 +435,7 @@ store_admit(struct circuit *c, int64_t until, long budget, int64_t window,
 	(void)snprintf(w, sizeof(w), "%lld", (long long)(window / 1000));
 	(void)snprintf(lease, sizeof(lease), "%d", STORE_LEASE_MS);
 	if (retry)
-		(void)snprintf(member, sizeof(member), "%s:%lu", s->token,
+		(void)snprintf(member, sizeof(member), "%.16s:%lu", s->token,
 		    ++s->retries);
 	if ((st = step(c, until, 1, 8, args, &rep)) != STEP_DONE)
 		return st;
@@ -460,10 +460,10 @@ store_admit(struct circuit *c, int64_t until, long budget, int64_t window,
  * counts, and a probe interrupted gives its lease back.
  */
 enum circuit_step
-store_result(struct circuit *c, int success, const struct breaker *b,
+store_result(struct shared *c, int success, const struct breaker *b,
     double u)
 {
-	struct store *s = c->store;
+	struct store *s = &the_store;
 	char trip[24], cool[24], cap[24], draw[32];
 	const char *args[] = { "result", success ? "1" : "0", trip, cool, cap,
 	    draw, s->token };
@@ -488,9 +488,9 @@ store_result(struct circuit *c, int success, const struct breaker *b,
  * attempt's watch.
  */
 enum circuit_step
-store_renew(struct circuit *c)
+store_renew(struct shared *c)
 {
-	struct store *s = c->store;
+	struct store *s = &the_store;
 	char lease[24];
 	const char *args[] = { "renew", s->token, lease };
 	const struct reply *rep;
@@ -509,7 +509,7 @@ store_renew(struct circuit *c)
 
 /* See circuit_reset(): every key of the name goes. */
 enum circuit_step
-store_reset(struct circuit *c)
+store_reset(struct shared *c)
 {
 	const char *args[] = { "reset" };
 	const struct reply *rep;
@@ -519,7 +519,7 @@ store_reset(struct circuit *c)
 
 /* See circuit_view(). */
 enum circuit_step
-store_view(struct circuit *c, struct circuit_view *view)
+store_view(struct shared *c, struct circuit_view *view)
 {
 	const char *args[] = { "view" };
 	const struct reply *rep;
@@ -558,7 +558,7 @@ store_view(struct circuit *c, struct circuit_view *view)
  * REDISCLI_AUTH's, which keeps it off the process list.
  */
 void
-store_open(struct circuit *c, const struct store_url *u, int64_t timeout)
+store_open(struct shared *c, const struct store_url *u, int64_t timeout)
 {
 	struct store *s = &the_store;
 	const char *auth = getenv("REDISCLI_AUTH");
@@ -587,5 +587,4 @@ store_open(struct circuit *c, const struct store_url *u, int64_t timeout)
 		len += (size_t)snprintf(s->script + len, sizeof(s->script) - len,
 		    "%s\n", script_lines[i]);
 	sha1_hex(s->script, len, s->sha);
-	c->store = s;
 }

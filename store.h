@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The circuit and the retry budget of a NAME shared by many hosts through
- * Redis (--store): each step of circuit.h is one Lua script run atomically
+ * Redis (--store): each step of shared.h is one Lua script run atomically
  * on the server, timed by the server's clock.
  */
 #ifndef STORE_H
@@ -9,20 +9,20 @@
 
 #include <stdint.h>
 
-#include "circuit.h"
+#include "shared.h"
 #include "url.h"
 
 #define STORE_LEASE_MS	3000	/* the probe's lease on the store */
 #define STORE_RENEW_NS	INT64_C(1000000000)	/* renewed this often */
 
-void		 store_open(struct circuit *, const struct store_url *,
+void		 store_open(struct shared *, const struct store_url *,
 		    int64_t);
-enum circuit_step	 store_admit(struct circuit *, int64_t, long, int64_t,
+enum circuit_step	 store_admit(struct shared *, int64_t, long, int64_t,
 		    int, enum verdict *, int64_t *);
-enum circuit_step	 store_result(struct circuit *, int, const struct breaker *,
+enum circuit_step	 store_result(struct shared *, int, const struct breaker *,
 		    double);
-enum circuit_step	 store_renew(struct circuit *);
-enum circuit_step	 store_reset(struct circuit *);
-enum circuit_step	 store_view(struct circuit *, struct circuit_view *);
+enum circuit_step	 store_renew(struct shared *);
+enum circuit_step	 store_reset(struct shared *);
+enum circuit_step	 store_view(struct shared *, struct circuit_view *);
 
 #endif

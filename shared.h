@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The boundary of the shared state of --circuit NAME: what a step of
+ * either backend (the record in the state directory, circuit.c, or the
+ * Redis store, store.c) answers, in the same words.  gate.c picks the
+ * backend; neither backend knows the other or the gate.
+ */
+#ifndef SHARED_H
+#define SHARED_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#define BUDGET_MAX	1000	/* retries a window can count */
+
+enum circuit_state { CLOSED, OPEN, HALF_OPEN };
+
+/* How a step went. */
+enum circuit_step {
+	STEP_DONE,		/* done: its results are filled in */
+	STEP_TIMEOUT,		/* the wait for the record reached until */
+	STEP_SIGNAL,		/* a signal came while waiting: c->signal */
+	STEP_FAILED,		/* the record cannot be used: c->err says why */
+	STEP_STORE		/* --store failed: c->err says why, c->denied */
+};
+
+/* May an attempt start now? */
+enum verdict {
+	ADMIT_GO,		/* closed */
+	ADMIT_PROBE,		/* half-open, and this run holds the probe */
+	ADMIT_WAIT,		/* open: for wait ns; 0: another run probes */
+	ADMIT_BUDGET		/* a retry, and the budget is spent: wait ns */
+};
+
+/* The breaker's settings, from the command line. */
+struct breaker {
+	long		 trip;		/* failures in a row that open it */
+	int64_t		 cool;		/* first cool-down, doubled per opening */
+	int64_t		 cap;		/* the cool-down's limit, with cool */
+};
+
+/* What --circuit-status shows. */
+struct circuit_view {
+	enum circuit_state state;
+	long		 failures, openings;
+	int64_t		 half_opens_in;	/* ns from now, while open; <= 0: due */
+	long		 probe;		/* the probing process, while half-open */
+	long		 budget;	/* N of the last --budget, or 0 */
+	int64_t		 window;	/* its window */
+	long		 retries;	/* retries made in the last window */
+	int		 corrupt;	/* the record is corrupt (status only) */
+	char		 probe_host[65];	/* --store: the probe's host */
+};
+
+/* What a step says besides its result, whichever backend took it. */
+struct shared {
+	const char	*name;
+	int		 probing;	/* this run holds the probe */
+	int		 corrupt;	/* it replaced a corrupt record, not said */
+	int		 signal;	/* STEP_SIGNAL: the one that came */
+	int		 denied;	/* STEP_STORE: refused at the first */
+	char		 err[PATH_MAX + 128];	/* STEP_FAILED, STEP_STORE: why */
+};
+
+#endif
