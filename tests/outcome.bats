@@ -1,0 +1,140 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
+# Every way a run ends (outcome.c's table), each brought about for real:
+# its exit status, its report key and its last line agree with each
+# other and with retry(1)'s EXIT STATUS.
+load common
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || exit 1
+	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/state
+}
+
+# exit_status_items: the .It lines of retry(1)'s EXIT STATUS, one a line.
+exit_status_items() {
+	awk '/^\.Sh EXIT STATUS/ { on = 1; next } /^\.Sh / { on = 0 }
+	    on && /^\.It / { sub(/^\.It /, ""); print }' \
+	    "$BATS_TEST_DIRNAME/../retry.1"
+}
+
+# check_end WANT KEY LAST ITEM GOT: a run that exited GOT (stderr in
+# $stderr, its report in report.json) exited WANT, wrote KEY as the
+# report's outcome, said LAST as its last line on stderr (a regular
+# expression; "" for nothing said), and retry(1)'s EXIT STATUS has the
+# item ITEM for that status.
+check_end() {
+	local want=$1 key=$2 last=$3 item=$4 got=$5 tail
+	if [ "$got" -ne "$want" ]; then
+		echo "exit status $got, not $want"
+		return 1
+	fi
+	grep -q "\"outcome\": \"$key\"" report.json || {
+		echo "report's outcome is not $key:"
+		cat report.json
+		return 1
+	}
+	grep -q "\"exit_status\": $want," report.json
+	tail=$(printf '%s\n' "$stderr" | tail -n 1)
+	if [ -z "$last" ]; then
+		[ -z "$stderr" ]
+	else
+		matches "$tail" "$last"
+	fi
+	exit_status_items | grep -qxF -- "$item" || {
+		echo "retry(1)'s EXIT STATUS has no item '$item':"
+		exit_status_items
+		return 1
+	}
+}
+
+# run_ends WANT KEY LAST ITEM -- ARGS...: check_end of retry ARGS.
+run_ends() {
+	local want=$1 key=$2 last=$3 item=$4
+	shift 5
+	run "-$want" --separate-stderr "$RETRY" --report report.json "$@"
+	check_end "$want" "$key" "$last" "$item" "$status"
+}
+
+@test "outcome success: 0, success, nothing said" {
+	run_ends 0 success "" 0 -- -n 2 true
+}
+
+@test "outcome not retryable: the status, not_retryable, 'giving up: status N is not retryable'" {
+	run_ends 3 not_retryable \
+	    '^retry: attempt 1/3 failed with exit 3; giving up: status 3 is not retryable$' \
+	    "Status of the last attempt" -- -n 3 -x 3 sh -c 'exit 3'
+}
+
+@test "outcome attempts exhausted: the status, attempts_exhausted, 'no attempts left'" {
+	run_ends 1 attempts_exhausted \
+	    '^retry: attempt 2/2 failed with exit 1; giving up: no attempts left$' \
+	    "Status of the last attempt" -- -n 2 -b 1ms -j none false
+}
+
+@test "outcome deadline: the status when the next delay would pass it, 124 when nothing ran" {
+	run_ends 1 deadline \
+	    '^retry: attempt 1/3 failed with exit 1; giving up: a delay of [0-9.]+s would pass the deadline$' \
+	    "Status of the last attempt" -- -n 3 -D 1s -b 10s -j none false
+	run_ends 124 deadline \
+	    "^retry: the splay would pass the deadline; not running 'true'$" \
+	    124 -- -D 0.1 --splay 1h true
+}
+
+@test "outcome deadline: an attempt stopped at it is 124" {
+	run_ends 124 deadline \
+	    '^retry: attempt 1/3 timed out at the deadline; giving up$' \
+	    124 -- -n 3 -D 0.2 -k 0 sleep 5
+}
+
+@test "outcome interrupted: retry dies of the keyboard's signal that ended the attempt" {
+	run_ends 130 interrupted \
+	    '^retry: attempt 1/3 killed by SIGINT; giving up: interrupted$' \
+	    "Killed by a signal" -- -n 3 sh -c 'kill -INT $$'
+}
+
+@test "outcome cannot run: 127 not found, 126 not executable, never retried" {
+	run_ends 127 not_retryable \
+	    "^retry: cannot run '\\./nosuch': No such file or directory$" \
+	    127 -- -n 3 ./nosuch
+	printf 'echo x\n' >plain
+	chmod 644 plain
+	run_ends 126 not_retryable \
+	    "^retry: cannot run '\\./plain': Permission denied$" \
+	    126 -- -n 3 ./plain
+}
+
+@test "outcome output stop: the status, not_retryable, 'its output matched --stop-on-output'" {
+	run_ends 1 not_retryable \
+	    '^retry: attempt 1/3 failed with exit 1; giving up: its output matched --stop-on-output$' \
+	    "Status of the last attempt" -- -n 3 --stop-on-output FATAL \
+	    sh -c 'echo FATAL; exit 1'
+}
+
+@test "outcome circuit open: 75, circuit_open, 'stays open past the deadline'" {
+	run_ends 75 circuit_open \
+	    '^retry: circuit c stays open past the deadline; giving up$' \
+	    75 -- --circuit c --trip 1 --cool 1h -n 3 -b 1ms -D 2s false
+}
+
+@test "outcome budget spent: the status, budget_spent, 'the retry budget ... is spent past the deadline'" {
+	run_ends 1 budget_spent \
+	    '^retry: attempt 2/5 failed with exit 1; giving up: the retry budget of circuit b is spent past the deadline$' \
+	    "Status of the last attempt" -- --circuit b --budget 1/1h \
+	    -n 5 -b 1ms -j none -D 2s false
+}
+
+@test "outcome reader gone: the attempt's SIGPIPE, not_retryable, 'the reader of the output has gone'" {
+	run bash -c '"$1" --report report.json -n 3 -- yes 2>err | head -c 1 \
+	    >/dev/null; echo "${PIPESTATUS[0]}"' sh "$RETRY"
+	stderr=$(cat err)
+	check_end 141 not_retryable \
+	    '^retry: attempt 1/3 killed by SIGPIPE; giving up: the reader of the output has gone$' \
+	    "128 + Ar S" "$output"
+}
+
+@test "outcome store unavailable: 75 with --store-fail closed, store_unavailable" {
+	run_ends 75 store_unavailable \
+	    '; giving up \(--store-fail closed\)$' \
+	    75 -- --circuit s --store redis://127.0.0.1:1 \
+	    --store-fail closed -n 2 true
+}
