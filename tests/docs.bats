@@ -72,7 +72,7 @@ FOREIGN='--atempts'
 
 @test "the three pages are clean under groff -ww" {
 	command -v groff >/dev/null || skip "groff is not installed"
-	local page o
+	local page
 	for page in $PAGES; do
 		run groff -ww -z -mandoc "$TOP/$page"
 		[ -z "$output" ]
