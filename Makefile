@@ -14,6 +14,10 @@ LDFLAGS != printf '%s' "$${LDFLAGS-}"
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+# The man pages, by section: the tool, the files it writes, its shared state.
+MAN1 = retry.1
+MAN5 = retry-formats.5
+MAN7 = retry-circuit.7
 # Where each shell looks by default (see README.md, Install): bash-completion
 # in $XDG_DATA_DIRS, by default /usr/local/share and /usr/share; zsh in its
 # $fpath, which has /usr/local/share/zsh/site-functions (Debian's zsh has
@@ -264,17 +268,21 @@ $(FUZZERS): $(FUZZMAINS) $(FUZZSRCS) $(HDRS)
 # files that install copied, not the directories, which others may share.
 install: retry
 	umask 022 && install -d -m 755 $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 755 retry $(DESTDIR)$(BINDIR)/retry
-	install -m 644 retry.1 $(DESTDIR)$(MANDIR)/man1/retry.1
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/$(MAN1)
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5/$(MAN5)
+	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/$(MAN7)
 	install -m 644 completions/retry.bash $(DESTDIR)$(BASHCOMPDIR)/retry
 	install -m 644 completions/_retry $(DESTDIR)$(ZSHCOMPDIR)/_retry
 	install -m 644 completions/retry.fish \
 		$(DESTDIR)$(FISHCOMPDIR)/retry.fish
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/retry $(DESTDIR)$(MANDIR)/man1/retry.1 \
+	rm -f $(DESTDIR)$(BINDIR)/retry $(DESTDIR)$(MANDIR)/man1/$(MAN1) \
+		$(DESTDIR)$(MANDIR)/man5/$(MAN5) $(DESTDIR)$(MANDIR)/man7/$(MAN7) \
 		$(DESTDIR)$(BASHCOMPDIR)/retry $(DESTDIR)$(ZSHCOMPDIR)/_retry \
 		$(DESTDIR)$(FISHCOMPDIR)/retry.fish
 

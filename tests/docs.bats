@@ -1,34 +1,41 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
-# The man page and the README agree with the binary (make install: make.bats).
+# The man pages and the README agree with the binary (make install: make.bats).
 load common
 
 TOP=$BATS_TEST_DIRNAME/..
+# The pages: the tool, the files it writes, its shared state.
+PAGES='retry.1 retry-formats.5 retry-circuit.7'
 
-# The man page as a reader sees it, overstrikes ("X\bX", "_\bX") taken out
-# as col -b would.
+# PAGE as a reader sees it, overstrikes ("X\bX", "_\bX") taken out as
+# col -b would.
 rendered() {
 	local bs
 	bs=$(printf '\b')
 	if command -v mandoc >/dev/null; then
-		mandoc -Tascii "$TOP/retry.1"
+		mandoc -Tascii "$TOP/$1"
 	else
-		groff -Tascii -mandoc "$TOP/retry.1" 2>/dev/null
+		groff -Tascii -mandoc "$TOP/$1" 2>/dev/null
 	fi | sed "s/.$bs//g"
 }
 
-# Other tools' options that retry.1 names (Coming from another retry): the
-# ones retry refuses, and curl's.
-# And the mistyped ones of DIAGNOSTICS.
-FOREIGN='--atempts --delay --max-time --message --retry --retry-delay --retry-max-time --times --until --ver --while'
+# The long options a page names.
+page_options() {
+	rendered "$1" | grep -o -- '--[a-z][a-z0-9-]\+' | sort -u
+}
+
+# The mistyped option of retry.1's DIAGNOSTICS, which retry refuses.
+FOREIGN='--atempts'
 
 @test "every long option in --help is in retry.1, and every one in retry.1 is in --help" {
 	help=$("$RETRY" --help | grep -o -- '--[a-z][a-z0-9-]\+' | sort -u)
-	page=$(rendered | grep -o -- '--[a-z][a-z0-9-]\+' | sort -u |
-	    grep -vxF -f <(tr ' ' '\n' <<<"$FOREIGN"))
+	page=$(page_options retry.1 | grep -vxF -f <(tr ' ' '\n' <<<"$FOREIGN"))
 	[ -n "$help" ]
 	[ "$help" = "$page" ]
-	# Each of the refused ones is refused.
+	run -125 "$RETRY" --atempts 3 true
+	[ "$output" = "retry: unknown option '--atempts': did you mean --attempts?" ]
+	# The other tools' options that the README's "Coming from another
+	# retry" says retry refuses are refused.
 	local o
 	for o in --delay --message --times --until --while; do
 		run -125 "$RETRY" "$o" 1 true
@@ -42,17 +49,66 @@ FOREIGN='--atempts --delay --max-time --message --retry --retry-delay --retry-ma
 	done
 }
 
-@test "retry.1 is clean under mandoc -Tlint" {
+@test "the options that retry-circuit.7 and retry-formats.5 name are retry's" {
+	help=$("$RETRY" --help | grep -o -- '--[a-z][a-z0-9-]\+' | sort -u)
+	local page o
+	for page in retry-circuit.7 retry-formats.5; do
+		[ -z "$(page_options "$page" | grep -vxF -f <(echo "$help"))" ]
+	done
+	# The circuit's options are all explained in retry-circuit.7.
+	for o in --circuit --trip --cool --budget --circuit-status \
+	    --circuit-reset --store --store-timeout --store-fail; do
+		grep -q "^\.It Fl ${o#-}" "$TOP/retry-circuit.7"
+	done
+}
+
+@test "the three pages are clean under mandoc -Tlint" {
 	command -v mandoc >/dev/null || skip "mandoc is not installed (make deps)"
-	# Cross-references to pages missing from mandoc.db are not the page's fault.
-	run mandoc -Tlint "$TOP/retry.1"
+	# Together, so that each finds the others it cross-references; pages
+	# missing from an outdated mandoc.db are not the pages' fault.
+	run mandoc -Tlint $(printf "$TOP/%s " $PAGES)
 	[ -z "$(grep -v 'outdated mandoc.db\|mandoc.db lacks' <<<"$output")" ]
 }
 
-@test "retry.1 is clean under groff -ww" {
+@test "the three pages are clean under groff -ww" {
 	command -v groff >/dev/null || skip "groff is not installed"
-	run groff -ww -z -mandoc "$TOP/retry.1"
-	[ -z "$output" ]
+	local page
+	for page in $PAGES; do
+		run groff -ww -z -mandoc "$TOP/$page"
+		[ -z "$output" ]
+	done
+}
+
+@test "each page names the other two in SEE ALSO" {
+	local page other
+	for page in $PAGES; do
+		for other in $PAGES; do
+			[ "$page" = "$other" ] && continue
+			sed -n '/^\.Sh SEE ALSO/,/^\.Sh/p' "$TOP/$page" |
+			    grep -qx "\.Xr ${other%.*} ${other##*.}.*" ||
+			    { echo "$page: no $other in SEE ALSO"; false; }
+		done
+	done
+}
+
+@test "retry.1 stays a page to scan: at most 700 lines at 80 columns" {
+	local n
+	if command -v man >/dev/null; then
+		n=$(MANWIDTH=80 man "$TOP/retry.1" 2>/dev/null | wc -l)
+	else
+		n=$(mandoc -Tascii -O width=80 "$TOP/retry.1" | wc -l)
+	fi
+	echo "retry.1: $n lines"
+	[ "$n" -gt 100 ] && [ "$n" -le 700 ]
+}
+
+@test "the README starts with the tool: an example in its first 40 lines, before any build step; HACKING.md linked once" {
+	local first example build
+	first=$(head -n 40 "$TOP/README.md")
+	example=$(grep -n -m1 '^retry \|^\$ retry \| retry -' <<<"$first" | cut -d: -f1)
+	build=$(grep -n -m1 '^make' "$TOP/README.md" | cut -d: -f1)
+	[ -n "$example" ] && [ -n "$build" ] && [ "$example" -lt "$build" ]
+	[ "$(grep -c 'HACKING\.md' "$TOP/README.md")" -eq 1 ]
 }
 
 @test "the README's dry run is what retry prints" {

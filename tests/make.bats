@@ -68,7 +68,8 @@ check_modes() {
 	# that the tests run as nobody cannot execute.
 	mkdir "$tree"
 	cp -R "$TOP"/*.c "$TOP"/*.h "$TOP"/Makefile "$TOP"/retry.1 \
-	    "$TOP"/completions "$tree"/
+	    "$TOP"/retry-formats.5 "$TOP"/retry-circuit.7 "$TOP"/completions \
+	    "$tree"/
 	for m in $(makes); do
 		dest=$BATS_TEST_TMPDIR/$m
 		run -0 sh -c 'umask 077 && "$@"' sh "$m" -s -C "$tree" \
@@ -78,9 +79,15 @@ check_modes() {
 		    ./usr/local/bin/retry \
 		    ./usr/local/share/bash-completion/completions/retry \
 		    ./usr/local/share/man/man1/retry.1 \
+		    ./usr/local/share/man/man5/retry-formats.5 \
+		    ./usr/local/share/man/man7/retry-circuit.7 \
 		    ./usr/local/share/zsh/site-functions/_retry)" ]
 		check_modes "$dest"
 		cmp "$TOP/retry.1" "$dest/usr/local/share/man/man1/retry.1"
+		cmp "$TOP/retry-formats.5" \
+		    "$dest/usr/local/share/man/man5/retry-formats.5"
+		cmp "$TOP/retry-circuit.7" \
+		    "$dest/usr/local/share/man/man7/retry-circuit.7"
 		cmp "$TOP/completions/_retry" \
 		    "$dest/usr/local/share/zsh/site-functions/_retry"
 		"$dest/usr/local/bin/retry" --version
@@ -99,6 +106,8 @@ check_modes() {
 	    ./usr/share/bash-completion/completions/retry \
 	    ./usr/share/fish/vendor_completions.d/retry.fish \
 	    ./usr/share/man/man1/retry.1 \
+	    ./usr/share/man/man5/retry-formats.5 \
+	    ./usr/share/man/man7/retry-circuit.7 \
 	    ./usr/share/zsh/vendor-completions/_retry)" ]
 	run -0 make -s -C "$TOP" uninstall DESTDIR="$dest" PREFIX=/usr \
 	    ZSHCOMPDIR=/usr/share/zsh/vendor-completions \
@@ -113,6 +122,8 @@ check_modes() {
 	    ./opt/bin/retry \
 	    ./opt/etc/fish/completions/retry.fish \
 	    ./opt/man/man1/retry.1 \
+	    ./opt/man/man5/retry-formats.5 \
+	    ./opt/man/man7/retry-circuit.7 \
 	    ./usr/local/share/zsh/site-functions/_retry)" ]
 }
 

@@ -547,11 +547,11 @@ retry: attempt 1/1 failed with exit 1; giving up: no attempts left"
 	expect_stderr "retry: store redis+unix://$sock: the server wants a password: give it in the URL or REDISCLI_AUTH"
 }
 
-# acl_user PASSWORD: the user that retry(1) tells how to make, on $OWN.
+# acl_user PASSWORD: the user that retry-circuit(7) tells how to make, on $OWN.
 acl_user() {
 	local line pw=$1
 	line=$(awk '/ACL SETUSER retry/ { on = 1 } on { print; if (!/\\e$/) exit }' \
-	    "$BATS_TEST_DIRNAME/../retry.1" |
+	    "$BATS_TEST_DIRNAME/../retry-circuit.7" |
 	    sed 's/ *\\e$//; s/^\$ redis-cli //' | tr '\n' ' ')
 	[ -n "$line" ]
 	eval "set -- $line"
