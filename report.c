@@ -251,7 +251,7 @@ report_finish(struct report *rep, char *const argv[], const char *outcome,
 		put_string(f, signal_name(name, sizeof(name), signal));
 	else
 		fputs("null", f);
-	if (rep->store != NULL)	/* only with --store: see retry(1) */
+	if (rep->store != NULL)	/* only with --store: see retry-formats(5) */
 		fprintf(f, ",\n  \"store\": \"%s\"", rep->store);
 	fputs(",\n  \"total_time\": ", f);
 	put_seconds(f, total);

@@ -257,7 +257,7 @@ parse(const char *text, struct store_url *u)
 	}
 	if (strncmp(text, "rediss://", 9) == 0)
 		return "TLS is not supported: reach the server through a Unix "
-		    "socket or a local TLS proxy (see retry(1))";
+		    "socket or a local TLS proxy (see retry-circuit(7))";
 	return "not a store URL: use redis://[USER:PASSWORD@]HOST[:PORT][/DB] "
 	    "or redis+unix:///PATH[?db=N]";
 }

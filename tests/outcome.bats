@@ -17,11 +17,37 @@ exit_status_items() {
 	    "$BATS_TEST_DIRNAME/../retry.1"
 }
 
+# exit_status_intro: the words of EXIT STATUS before its list, on one line.
+exit_status_intro() {
+	awk '/^\.Sh EXIT STATUS/ { on = 1; next } /^\.Bl / { on = 0 }
+	    on && !/^\.Nm/ { sub(/^\.Fl /, "-"); printf "%s ", $0 }' \
+	    "$BATS_TEST_DIRNAME/../retry.1"
+}
+
+# documented ITEM: retry(1)'s EXIT STATUS has the item ITEM, or for
+# "last:WORDS", says before its list that the last attempt's status is
+# the exit status when WORDS.
+documented() {
+	local intro
+	case $1 in
+	last:*)
+		intro=$(exit_status_intro)
+		[[ $intro == *"exits with the status of the last attempt"* &&
+		    $intro == *"${1#last:}"* ]] && return
+		echo "retry(1)'s EXIT STATUS does not say '${1#last:}' gives the last attempt's status: $intro"
+		return 1 ;;
+	esac
+	exit_status_items | grep -qxF -- "$1" && return
+	echo "retry(1)'s EXIT STATUS has no item '$1':"
+	exit_status_items
+	return 1
+}
+
 # check_end WANT KEY LAST ITEM GOT: a run that exited GOT (stderr in
 # $stderr, its report in report.json) exited WANT, wrote KEY as the
 # report's outcome, said LAST as its last line on stderr (a regular
-# expression; "" for nothing said), and retry(1)'s EXIT STATUS has the
-# item ITEM for that status.
+# expression; "" for nothing said), and retry(1)'s EXIT STATUS says so
+# (see documented).
 check_end() {
 	local want=$1 key=$2 last=$3 item=$4 got=$5 tail
 	if [ "$got" -ne "$want" ]; then
@@ -40,11 +66,7 @@ check_end() {
 	else
 		matches "$tail" "$last"
 	fi
-	exit_status_items | grep -qxF -- "$item" || {
-		echo "retry(1)'s EXIT STATUS has no item '$item':"
-		exit_status_items
-		return 1
-	}
+	documented "$item"
 }
 
 # run_ends WANT KEY LAST ITEM -- ARGS...: check_end of retry ARGS.
@@ -62,19 +84,19 @@ run_ends() {
 @test "outcome not retryable: the status, not_retryable, 'giving up: status N is not retryable'" {
 	run_ends 3 not_retryable \
 	    '^retry: attempt 1/3 failed with exit 3; giving up: status 3 is not retryable$' \
-	    "Status of the last attempt" -- -n 3 -x 3 sh -c 'exit 3'
+	    "last:a status that is not to be retried" -- -n 3 -x 3 sh -c 'exit 3'
 }
 
 @test "outcome attempts exhausted: the status, attempts_exhausted, 'no attempts left'" {
 	run_ends 1 attempts_exhausted \
 	    '^retry: attempt 2/2 failed with exit 1; giving up: no attempts left$' \
-	    "Status of the last attempt" -- -n 2 -b 1ms -j none false
+	    "last:the attempts are used up" -- -n 2 -b 1ms -j none false
 }
 
 @test "outcome deadline: the status when the next delay would pass it, 124 when nothing ran" {
 	run_ends 1 deadline \
 	    '^retry: attempt 1/3 failed with exit 1; giving up: a delay of [0-9.]+s would pass the deadline$' \
-	    "Status of the last attempt" -- -n 3 -D 1s -b 10s -j none false
+	    "last:the next delay would reach the deadline" -- -n 3 -D 1s -b 10s -j none false
 	run_ends 124 deadline \
 	    "^retry: the splay would pass the deadline; not running 'true'$" \
 	    124 -- -D 0.1 --splay 1h true
@@ -89,7 +111,7 @@ run_ends() {
 @test "outcome interrupted: retry dies of the keyboard's signal that ended the attempt" {
 	run_ends 130 interrupted \
 	    '^retry: attempt 1/3 killed by SIGINT; giving up: interrupted$' \
-	    "Killed by a signal" -- -n 3 sh -c 'kill -INT $$'
+	    "128 + Ar S" -- -n 3 sh -c 'kill -INT $$'
 }
 
 @test "outcome cannot run: 127 not found, 126 not executable, never retried" {
@@ -106,7 +128,7 @@ run_ends() {
 @test "outcome output stop: the status, not_retryable, 'its output matched --stop-on-output'" {
 	run_ends 1 not_retryable \
 	    '^retry: attempt 1/3 failed with exit 1; giving up: its output matched --stop-on-output$' \
-	    "Status of the last attempt" -- -n 3 --stop-on-output FATAL \
+	    "last:-stop-on-output" -- -n 3 --stop-on-output FATAL \
 	    sh -c 'echo FATAL; exit 1'
 }
 
@@ -119,7 +141,7 @@ run_ends() {
 @test "outcome budget spent: the status, budget_spent, 'the retry budget ... is spent past the deadline'" {
 	run_ends 1 budget_spent \
 	    '^retry: attempt 2/5 failed with exit 1; giving up: the retry budget of circuit b is spent past the deadline$' \
-	    "Status of the last attempt" -- --circuit b --budget 1/1h \
+	    "last:the retry budget stays spent past the deadline" -- --circuit b --budget 1/1h \
 	    -n 5 -b 1ms -j none -D 2s false
 }
 

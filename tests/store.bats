@@ -158,7 +158,7 @@ shown() {
 	local -a bad=(
 		'localhost:6379' "not a store URL: use redis://[USER:PASSWORD@]HOST[:PORT][/DB] or redis+unix:///PATH[?db=N]"
 		'http://u:pw@h' "not a store URL: use redis://[USER:PASSWORD@]HOST[:PORT][/DB] or redis+unix:///PATH[?db=N]"
-		'rediss://u:pw@h:6380' "TLS is not supported: reach the server through a Unix socket or a local TLS proxy (see retry(1))"
+		'rediss://u:pw@h:6380' "TLS is not supported: reach the server through a Unix socket or a local TLS proxy (see retry-circuit(7))"
 		'redis://' "no host: write redis://HOST, as redis://127.0.0.1"
 		'redis://:pw@' "no host: write redis://HOST, as redis://127.0.0.1"
 		'redis://h:0' "invalid port: a number from 1 to 65535"
