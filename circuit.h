@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The circuit breaker and the retry budget that the runs of one NAME share
- * (--circuit NAME): a record per NAME, changed one step at a time under a
- * lock, each step a function of its own.
+ * The shared state's backend on this machine: a record per NAME in the
+ * state directory, changed one step at a time under a lock, each step a
+ * function of its own that answers in shared.h's words.
  */
 #ifndef CIRCUIT_H
 #define CIRCUIT_H

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * retry's JSON report.  Strings are escaped for any bytes: valid UTF-8
+ * retry's JSON report, and the listener that fills it from the run's
+ * events.  Strings are escaped for any bytes: valid UTF-8
  * passes through, any other byte becomes the code point of its value.
  * Output goes through stdio and is checked once, with ferror() and
  * fclose(), where the object is complete.

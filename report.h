@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The JSON report of a run (--report FILE): attempts are kept in memory as
- * they end, and the whole object is written at the end, to a temporary
+ * The JSON report of a run (--report FILE), a listener of its events:
+ * attempts are kept in memory as their delays are known, and the whole object is written at the end, to a temporary
  * file beside FILE that is then renamed over it (or, for a device, a FIFO
  * or a symbolic link, into FILE itself).
  */
