@@ -57,6 +57,31 @@ kill_later() {
 	done
 }
 
+# in_test_dir: for setup: the test runs in its own directory, with
+# TMPDIR an empty tmp/ in it, where retry's temporary files land and can
+# be counted (tmp_files).
+in_test_dir() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	mkdir "$TMPDIR"
+}
+
+# tmp_files: retry's files and directories in $TMPDIR, one a line.
+tmp_files() {
+	(cd "$TMPDIR" && ls -d retry.* 2>/dev/null) || true
+}
+
+# kill_bg_retry: for teardown: kills the retry whose pid a test wrote to
+# bg.pid and left in the background, if that pid is still a retry.
+kill_bg_retry() {
+	local p
+	[ -s bg.pid ] || return 0
+	p=$(cat bg.pid)
+	case $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") in
+	*retry*) kill -KILL "$p" 2>/dev/null || true ;;
+	esac
+}
+
 # stop_and_time SIG PID: sends SIG to PID, a child of the test's shell,
 # and waits for it; sets $rc to its status and $took to the milliseconds
 # it took to end.
