@@ -5,7 +5,7 @@
 # shared retry budget).  Real processes, tens of milliseconds, bounds
 # generous enough for a loaded machine with two cores.
 
-load common
+load helpers/common
 
 # A test that hangs fails instead of stopping the whole suite.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-30}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
 # The man page and the README agree with the binary (make install: make.bats).
-load common
+load helpers/common
 
 TOP=$BATS_TEST_DIRNAME/..
 

@@ -4,7 +4,7 @@
 # what a hint may say (seconds, a duration, an HTTP-date, HTTP headers),
 # and how it replaces the backoff within the cap and the deadline.
 
-load common
+load helpers/common
 
 # A test that hangs fails instead of stopping the whole file.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}

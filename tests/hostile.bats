@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
 # Children that fight back, and environments at their limits.
-load common
+load helpers/common
 
 # A child that ignores SIGTERM and keeps running: only SIGKILL ends it.
 stubborn='trap "" TERM; echo started >>"$0"; while :; do sleep 0.01; done'

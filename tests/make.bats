@@ -3,7 +3,7 @@
 # The Makefile under GNU make and bmake: the user's flags win, install
 # gives the same modes under any umask and puts each file where its tool
 # looks, uninstall removes what install copied.
-load common
+load helpers/common
 
 TOP=$BATS_TEST_DIRNAME/..
 # Run by make (make test, make distcheck), the tests would pass on its

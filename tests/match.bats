@@ -4,7 +4,7 @@
 # matching line, --stop-on-output ends the run on one; stdout and stderr,
 # line by line, as POSIX extended regular expressions.
 
-load common
+load helpers/common
 
 # A test that hangs fails instead of stopping the whole file.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}

@@ -4,7 +4,7 @@
 # stdout only), output streamed through unchanged while --on-output
 # matches it, a reader that has gone (SIGPIPE), the child's fds left alone.
 
-load common
+load helpers/common
 
 # A test that hangs fails instead of stopping the whole file.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}

@@ -5,7 +5,7 @@
 # groups and reaping.  Times are tens of milliseconds; the bounds are
 # generous, for a loaded machine with two cores.
 
-load common
+load helpers/common
 load helpers/p-lib
 
 # A test that hangs fails instead of stopping the whole suite.

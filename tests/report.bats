@@ -4,7 +4,7 @@
 # exit status, the total time), written atomically at the end however the
 # run ends, or to stderr with "-".
 
-load common
+load helpers/common
 
 # A test that hangs fails instead of stopping the whole file.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}

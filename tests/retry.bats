@@ -4,7 +4,7 @@
 # run ends with, what retry says on stderr, and that stdin and stdout are
 # the command's.
 
-load common
+load helpers/common
 load helpers/p-lib
 
 # A test that hangs fails instead of stopping the whole suite.

@@ -3,7 +3,7 @@
 # The delay schedule, seen through --dry-run: its format, exact values
 # without jitter, the band of every jittered delay over many draws, no
 # overflow however large the numbers, and the seeding of the generator.
-load common
+load helpers/common
 
 # check_schedule MODE BASE FACTOR CAP < SCHEDULE: fails, printing the bad
 # lines, unless every line is "attempt<TAB>delay<TAB>total" with 3 decimals,

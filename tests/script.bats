@@ -4,7 +4,7 @@
 # interactive shell and starts a dash or bash script as its foreground job;
 # retry is then one process of the script's process group, not its leader.
 # Ctrl-C and Ctrl-Z must act on the whole script, as for the plain command.
-load common
+load helpers/common
 
 PTYRUN=$BATS_TEST_DIRNAME/ptyrun
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-30}

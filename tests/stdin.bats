@@ -5,7 +5,7 @@
 # and the temporary files that takes, gone however retry ends.  The 1 GiB
 # case is tagged slow and comes last.
 
-load common
+load helpers/common
 
 # A test that hangs fails instead of stopping the whole file.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}

@@ -7,7 +7,7 @@
 # their pids.  Three "hosts" are three state directories, A, B and C.
 # Without redis-server every test skips, and says why.
 
-load common
+load helpers/common
 
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-60}
 

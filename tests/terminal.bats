@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: ISC
 # retry at a real terminal: tests/ptyrun plays the interactive shell, starts
 # retry as its foreground (or background) job and types at it.
-load common
+load helpers/common
 
 PTYRUN=$BATS_TEST_DIRNAME/ptyrun
 

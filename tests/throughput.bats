@@ -6,7 +6,7 @@
 # reading or go away.  Correctness and generous bounds only: the speed is
 # measured by make bench.
 
-load common
+load helpers/common
 
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 

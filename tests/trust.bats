@@ -4,7 +4,7 @@
 # the state directory and its records under a local attacker, the report
 # path, patterns that would take exponential time or gigabytes, bytes in
 # messages.  Cases that need root to be a victim skip without it.
-load common
+load helpers/common
 
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-60}
 

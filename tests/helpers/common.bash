@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: ISC
-# Shared by every test file: where things are, and small polling helpers.
+# The library every test file loads first (load helpers/common): where
+# retry and the helper programs are, and small polls and checks.
 bats_require_minimum_version 1.5.0
 
 # make check-sanitize points TEST_RETRY_BINARY at a sanitizer build.
