@@ -57,7 +57,7 @@ RUNBATS = env BATS='$(BATS)' sh tests/run-bats
 # The tests' own small programs: a pseudo-terminal driver for the
 # job-control tests, and in place of GNU date, env and procps ps, perl and
 # python: a clock, a signal-state launcher, a process-state probe, ...
-TESTPROGS = tests/ptyrun tests/helpers/msclock tests/helpers/sigrun \
+TESTPROGS = tests/helpers/ptyrun tests/helpers/msclock tests/helpers/sigrun \
 	tests/helpers/psprobe tests/helpers/p-how tests/helpers/io-socket \
 	tests/helpers/cb-lock tests/helpers/swapper tests/helpers/rdproxy
 
@@ -195,7 +195,7 @@ retry-sanitize: $(SRCS) $(HDRS) Makefile
 BENCH_HELPERS = bench/stamp bench/spawn bench/latency bench/herd \
 	bench/floor bench/crowd bench/linematch bench/oversleep
 
-bench: retry tests/ptyrun $(BENCH_HELPERS)
+bench: retry tests/helpers/ptyrun $(BENCH_HELPERS)
 	QUICK=$(QUICK) sh bench/run.sh
 
 bench-helpers: $(BENCH_HELPERS)

@@ -159,7 +159,7 @@ complete_in() {
 	mkdir "$home"
 	echo 'autoload -Uz compinit && compinit' >"$home/.zshrc"
 	env -i HOME="$home" TERM=xterm PATH=/usr/local/bin:/usr/bin:/bin \
-	    "$TEST_DIR/ptyrun" -t 20000 -o '# ' -i 'retry --j\011' \
+	    "$TEST_DIR/helpers/ptyrun" -t 20000 -o '# ' -i 'retry --j\011' \
 	    -i '\n' -o "option '--jitter' needs a value" -i 'exit 0\n' -- "$@"
 }
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
-# retry inside a script at a real terminal: tests/ptyrun plays the
-# interactive shell and starts a dash or bash script as its foreground job;
-# retry is then one process of the script's process group, not its leader.
+# retry inside a script at a real terminal: tests/helpers/ptyrun plays
+# the interactive shell and starts a dash or bash script as its foreground
+# job; retry is then one process of the script's process group, not its
+# leader.
 # Ctrl-C and Ctrl-Z must act on the whole script, as for the plain command.
 load helpers/common
 
-PTYRUN=$BATS_TEST_DIRNAME/ptyrun
+PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-30}
 
 setup() {

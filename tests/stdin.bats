@@ -10,7 +10,7 @@ load helpers/common
 # A test that hangs fails instead of stopping the whole file.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 
-PTYRUN=$BATS_TEST_DIRNAME/ptyrun
+PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 
 # A line of an attempt's script: the targets of retry's open files.
 # An fd of retry's may close while this lists them (readlink then fails).

@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
-# retry at a real terminal: tests/ptyrun plays the interactive shell, starts
-# retry as its foreground (or background) job and types at it.
+# retry at a real terminal: tests/helpers/ptyrun plays the interactive
+# shell, starts retry as its foreground (or background) job and types at it.
 load helpers/common
 
-PTYRUN=$BATS_TEST_DIRNAME/ptyrun
+PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 
 # The children wait in builtins: a key that hits a shell's vfork() of a
 # command reaches a half-made child, and no job control can help that.
