@@ -15,7 +15,7 @@ setup() {
 
 # Seconds since the epoch, with nanoseconds.
 now_s() {
-	msclock -r -s
+	clock-now -r -s
 }
 
 @test "RETRY_ATTEMPT counts the attempts from 1" {

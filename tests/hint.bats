@@ -56,7 +56,7 @@ $one" ]
 	local sig
 	for sig in TERM HUP ALRM USR1 USR2 PROF VTALRM XCPU XFSZ IO; do
 		rm -f path
-		sigrun -D "$RETRY" -b 20s -j none sh -c '
+		with-signals -D "$RETRY" -b 20s -j none sh -c '
 		    echo 5 >"$RETRY_AFTER_FILE"; echo "$RETRY_AFTER_FILE" >path
 		    sleep 20 & wait' 2>err 3>&- &
 		echo $! >bg.pid

@@ -169,7 +169,7 @@ tmp" ]
 
 @test "--report: written, with no attempt, when the deadline has passed before the start" {
 	mkdir rep
-	RETRY_DEADLINE=$(($(msclock -r) / 1000 - 10)) run -124 --separate-stderr \
+	RETRY_DEADLINE=$(($(clock-now -r) / 1000 - 10)) run -124 --separate-stderr \
 	    "$RETRY" --report rep/r.json sh -c 'touch ran'
 	expect_stderr "retry: the deadline has passed; not running 'sh'"
 	[ ! -e ran ]

@@ -126,7 +126,7 @@ shells() {
 		(ulimit -f 50; { sleep 0.3; head -c 1000000 /dev/zero; } |
 		    "$0" -I sh -c "trap \"\" XFSZ; echo \$\$ >pid; exec sleep 30")
 		echo "status $?"
-		[ "$(psprobe $$ tpgid)" -eq "$(psprobe $$ pgid)" ] &&
+		[ "$(proc-state $$ tpgid)" -eq "$(proc-state $$ pgid)" ] &&
 		    echo "shell has it"' "$RETRY"
 	echo "$output"
 	[ "$status" -eq 0 ]

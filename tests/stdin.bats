@@ -92,7 +92,7 @@ retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 @test "--replay-stdin: every attempt sees the same bytes from a socket" {
 	head -c 300000 /dev/urandom >in
 	rc=0
-	io-socket in "$RETRY" -I -n 2 -b 10ms -j none \
+	socket-stdin in "$RETRY" -I -n 2 -b 10ms -j none \
 	    sh -c 'readlink /proc/$PPID/fd/0 >>fd0; cksum >>sums; exit 1' \
 	    2>/dev/null || rc=$?
 	[ "$rc" -eq 1 ]

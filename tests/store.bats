@@ -33,7 +33,7 @@ redis_start() {
 	shift
 	mkdir -p "$dir"
 	for try in 1 2 3 4 5; do
-		rdproxy -p >"$dir/port" || return 1
+		slow-proxy -p >"$dir/port" || return 1
 		redis-server --port "$(cat "$dir/port")" --bind 127.0.0.1 -::1 \
 		    --unixsocket "$dir/sock" --unixsocketperm 700 --save '' \
 		    --appendonly no --dir "$dir" --logfile "$dir/log" \
@@ -357,7 +357,7 @@ open_circuit() {
 	# Renewed: held past the first second, while A lives.
 	[ "$(grep -c '^start' probe/log)" -eq 1 ]
 	local killed
-	killed=$(msclock -r -n)
+	killed=$(clock-now -r -n)
 	kill -KILL "$a"
 	wait "$a" || true
 	# Its attempt dies with it (Linux); the rest of its group too.
@@ -436,7 +436,7 @@ retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 # slow MS: a proxy to the file's server that holds its answers MS ms; its
 # URL in $SLOW.
 slow() {
-	rdproxy port "$SERVER/sock" "$1" 3>&- &
+	slow-proxy port "$SERVER/sock" "$1" 3>&- &
 	later "$!"
 	disown "$!"	# killed in teardown: no word from bash about it
 	wait_for port

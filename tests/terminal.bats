@@ -34,7 +34,7 @@ PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 	run --separate-stderr "$PTYRUN" -o 'say something' -i 'hello\n' -o 'shell has it' -- \
 	    sh -c '"$0" -b 10ms sh -c '\''[ "$RETRY_ATTEMPT" = 1 ] && exit 1
 		echo say something; read -r line; echo "read: $line"'\''
-		[ "$(psprobe $$ tpgid)" -eq "$(psprobe $$ pgid)" ] && echo shell has it' "$RETRY"
+		[ "$(proc-state $$ tpgid)" -eq "$(proc-state $$ pgid)" ] && echo shell has it' "$RETRY"
 	[ "$status" -eq 0 ]
 	[[ $output == *"read: hello"* ]]
 	[[ $output == *"shell has it"* ]]
@@ -42,7 +42,7 @@ PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 
 @test "the attempt runs in the foreground in a group of its own" {
 	run --separate-stderr "$PTYRUN" -- "$RETRY" -n1 \
-	    sh -c 'echo "pgid=$(psprobe $$ pgid) tpgid=$(psprobe $$ tpgid) retry=$(psprobe $PPID pgid)"'
+	    sh -c 'echo "pgid=$(proc-state $$ pgid) tpgid=$(proc-state $$ tpgid) retry=$(proc-state $PPID pgid)"'
 	[ "$status" -eq 0 ]
 	[[ $output =~ pgid=\ *([0-9]+)\ tpgid=\ *([0-9]+)\ retry=\ *([0-9]+) ]]
 	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
@@ -62,7 +62,7 @@ PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 
 @test "retry in the background does not take the terminal" {
 	run --separate-stderr "$PTYRUN" -b -- "$RETRY" -n1 \
-	    sh -c 'echo "pgid=$(psprobe $$ pgid) tpgid=$(psprobe $$ tpgid)"'
+	    sh -c 'echo "pgid=$(proc-state $$ pgid) tpgid=$(proc-state $$ tpgid)"'
 	[ "$status" -eq 0 ]
 	[[ $output =~ pgid=\ *([0-9]+)\ tpgid=\ *([0-9]+) ]]
 	[ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[2]}" ]

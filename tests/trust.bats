@@ -71,7 +71,7 @@ teardown() {
 	echo precious >victim/sw
 	chmod 600 victim/sw
 	ln -s victim link
-	swapper "$PWD/real" "$PWD/link" "$RETRY_STATE_DIR" 2000 >swaps 3>&- &
+	rename-race "$PWD/real" "$PWD/link" "$RETRY_STATE_DIR" 2000 >swaps 3>&- &
 	local swapper=$! i
 	later "$swapper"
 	for i in $(seq 1 100); do
@@ -259,7 +259,7 @@ record() {
 @test "records whose fields are out of range are corrupt: no overflow, no wait of years" {
 	mkdir -m 700 state
 	local big=9223372036854775807 now far
-	now=$(msclock -r -n)
+	now=$(clock-now -r -n)
 	far=$((now + 235 * 365 * 86400 * 1000000000))
 	local cases=(
 		"closed $big 0 0 0 0 0"

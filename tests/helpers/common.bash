@@ -10,7 +10,7 @@ PATH=$HELPERS:$PATH
 
 # Milliseconds on the monotonic clock, for bounded timing checks.
 now_ms() {
-	msclock
+	clock-now
 }
 
 # wait_for FILE [TENTHS]: poll until FILE exists, at most TENTHS/10 s (50).
@@ -26,7 +26,7 @@ wait_for() {
 # alive PID: the process exists and is not a zombie.
 alive() {
 	local state
-	state=$(psprobe "$1" state 2>/dev/null) || return 1
+	state=$(proc-state "$1" state 2>/dev/null) || return 1
 	[ "$state" != Z ]
 }
 
@@ -36,7 +36,7 @@ gone() {
 	local n=0
 	while alive "$1"; do
 		if [ "$n" -ge "${2:-100}" ]; then
-			echo "process $1 is still alive: $(psprobe "$1")"
+			echo "process $1 is still alive: $(proc-state "$1")"
 			return 1
 		fi
 		sleep 0.01
@@ -107,7 +107,7 @@ need_root_and_nobody() {
 # teardown) holds the lock of the circuit's lock file FILE, taken within
 # TENTHS/10 s (50).
 hold_lock() {
-	cb-lock "$1" ready 3>&- &
+	hold-lock "$1" ready 3>&- &
 	holder=$!
 	later "$holder"
 	wait_for ready "${2:-50}"
@@ -117,7 +117,7 @@ hold_lock() {
 # retries in the last second, of a --budget 1000/1h.
 big_record() {
 	local now i
-	now=$(msclock -r -n)
+	now=$(clock-now -r -n)
 	{
 		printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 1000 3600000000000\nretries 300'
 		for i in $(seq 300); do printf ' %d' $((now - 1000000000 + i)); done

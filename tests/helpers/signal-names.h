@@ -4,8 +4,8 @@
  * shells' kill -l spell them; the ones POSIX does not require only where
  * the platform has them.
  */
-#ifndef SIGNAMES_H
-#define SIGNAMES_H
+#ifndef SIGNAL_NAMES_H
+#define SIGNAL_NAMES_H
 
 #include <signal.h>
 #include <stdlib.h>
