@@ -111,8 +111,9 @@ TIDYOFF = -bugprone-easily-swappable-parameters,-cert-err33-c
 TIDYOFF2 = -misc-unused-parameters
 # The project's own shell scripts (the completions are checked by the suite).
 SCRIPTS = .ci/run tests/run-bats tests/valgrind.sh bench/run.sh \
-	tests/helpers/flaky tests/helpers/p-catch tests/helpers/cb-probe \
-	tests/busybox-run tests/portable-audit bench/store.sh
+	tests/helpers/flaky tests/helpers/catch-signal \
+	tests/helpers/count-runs tests/busybox-run tests/portable-audit \
+	bench/store.sh
 check-static:
 	cppcheck --enable=warning,style,performance,portability --std=c99 \
 		--suppress=variableScope --suppress=redundantContinue \

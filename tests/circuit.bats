@@ -506,7 +506,7 @@ retries:   not counted: no run with --budget yet" ]
 }
 
 # start_waiters NAME N FAILS [OPTION ...]: N runs in the background, each
-# one attempt of cb-probe (in dir "probe"; the first FAILS executions
+# one attempt of count-runs (in dir "probe"; the first FAILS executions
 # fail); pids in $pids.
 start_waiters() {
 	local i name=$1 n=$2 fails=$3
@@ -515,7 +515,7 @@ start_waiters() {
 	pids=()
 	for ((i = 1; i <= n; i++)); do
 		CB_RECORD=$RETRY_STATE_DIR/$name "$RETRY" -v -n1 -D 10s \
-		    --circuit "$name" "$@" cb-probe probe "$fails" 0.2 \
+		    --circuit "$name" "$@" count-runs probe "$fails" 0.2 \
 		    2>"err.$i" 3>&- &
 		pids+=("$!")
 		later "$!"

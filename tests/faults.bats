@@ -5,7 +5,7 @@
 # an attempt, no processes left to start one.  In every state a signal
 # must end retry at once, and nothing may be left running.
 load helpers/common
-load helpers/p-lib
+load helpers/assert
 
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-30}
 

@@ -4,7 +4,7 @@
 # write no hint, never a failure for want of a usable $TMPDIR, and nothing
 # left behind by a run killed with SIGKILL, not even a running attempt.
 load helpers/common
-load helpers/p-lib
+load helpers/assert
 
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-60}
 

@@ -6,7 +6,7 @@
 # generous, for a loaded machine with two cores.
 
 load helpers/common
-load helpers/p-lib
+load helpers/assert
 
 # A test that hangs fails instead of stopping the whole suite.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-20}
@@ -16,11 +16,11 @@ setup() {
 }
 
 # Whatever a failed test left running: retry (how.pid), an attempt's
-# group (p-catch's got.ready, a "pid" file).  Only processes that still
-# run the program named, so that a reused pid is never hit.
+# group (catch-signal's got.ready, a "pid" file).  Only processes that
+# still run the program named, so that a reused pid is never hit.
 teardown() {
 	kill_if how.pid "$RETRY "
-	kill_if got.ready p-catch -group
+	kill_if got.ready catch-signal -group
 	kill_if pid 'trap "" TERM' -group
 	kill_if pid 'sleep 9'
 }
@@ -56,7 +56,8 @@ start_retry() {
 }
 
 # finish: waits, at most 5 s, for the background retry to end; sets $rc to
-# its status.  Should it hang, kills it and its attempt (p-catch's group).
+# its status.  Should it hang, kills it and its attempt (catch-signal's
+# group).
 finish() {
 	local n=0
 	until [ -s how ]; do
@@ -197,16 +198,17 @@ retry: attempt 2/2 timed out after 0.100s; giving up: no attempts left"
 	for sig in INT 2 SIGINT sigint; do
 		rm -f got got.ready
 		run -124 --separate-stderr with-signals -D "$RETRY" -n 1 \
-		    -T 0.3 -s "$sig" p-catch got
+		    -T 0.3 -s "$sig" catch-signal got
 		expect_file got INT
 		expect_stderr "retry: attempt 1/1 timed out after 0.300s; giving up: no attempts left"
 	done
 	rm -f got got.ready
-	run -124 with-signals -D "$RETRY" -n 1 -T 0.3 --signal=USR1 p-catch got
+	run -124 with-signals -D "$RETRY" -n 1 -T 0.3 --signal=USR1 \
+	    catch-signal got
 	expect_file got USR1
 	# By default, SIGTERM.
 	rm -f got got.ready
-	run -124 with-signals -D "$RETRY" -n 1 -T 0.3 p-catch got
+	run -124 with-signals -D "$RETRY" -n 1 -T 0.3 catch-signal got
 	expect_file got TERM
 }
 
@@ -255,7 +257,7 @@ retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIG$sig"
 
 @test "SIGTERM during an attempt reaches the child; nothing is retried; retry dies of SIGTERM" {
 	local t0
-	start_retry -b 1ms p-catch got
+	start_retry -b 1ms catch-signal got
 	wait_for_text got.ready '^[0-9]+$'
 	t0=$(now_ms)
 	# Only retry's pid: the child is in a group of its own.
@@ -273,7 +275,7 @@ retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIG$sig"
 	local sig
 	for sig in INT HUP QUIT ALRM USR1 USR2 PROF VTALRM XCPU XFSZ IO; do
 		rm -f got got.ready
-		start_retry -b 1ms p-catch got
+		start_retry -b 1ms catch-signal got
 		wait_for_text got.ready '^[0-9]+$'
 		kill -s "$sig" "$rpid"
 		finish

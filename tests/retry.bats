@@ -5,7 +5,7 @@
 # the command's.
 
 load helpers/common
-load helpers/p-lib
+load helpers/assert
 
 # A test that hangs fails instead of stopping the whole suite.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-20}

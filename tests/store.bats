@@ -320,12 +320,12 @@ open_circuit() {
 @test "a probe longer than its lease keeps it: renewed while it runs, no other host probes" {
 	open_circuit lp
 	mkdir probe
-	on A "$RETRY" -n1 --circuit lp --store "$STORE" cb-probe probe 0 4.5 \
+	on A "$RETRY" -n1 --circuit lp --store "$STORE" count-runs probe 0 4.5 \
 	    2>err.A 3>&- &
 	started "$!"
 	wait_for_text probe/log '^start 1 '
 	on B "$RETRY" -v -n1 --deadline 20s --circuit lp --store "$STORE" \
-	    cb-probe probe 0 0.1 2>err.B 3>&- &
+	    count-runs probe 0 0.1 2>err.B 3>&- &
 	started "$!"
 	finish
 	cat probe/log
@@ -341,7 +341,7 @@ open_circuit() {
 	mkdir probe
 	# Not through "on": $! must be retry's pid.
 	RETRY_STATE_DIR=$PWD/A "$RETRY" -n1 --circuit pk --store "$STORE" \
-	    sh -c 'echo $$ >"$0"; exec cb-probe probe 0 30' attempt 2>err.A 3>&- &
+	    sh -c 'echo $$ >"$0"; exec count-runs probe 0 30' attempt 2>err.A 3>&- &
 	local a=$!
 	later "$a"
 	wait_for_text probe/log '^start 1 '
@@ -350,7 +350,7 @@ open_circuit() {
 	local h
 	for h in B C; do
 		on "$h" "$RETRY" -v -n1 --deadline 20s --circuit pk --store "$STORE" \
-		    cb-probe probe 0 0.2 2>"err.$h" 3>&- &
+		    count-runs probe 0 0.2 2>"err.$h" 3>&- &
 		started "$!"
 	done
 	sleep 1.2

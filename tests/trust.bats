@@ -223,12 +223,12 @@ teardown() {
 	[ "$(uname -s)" = Linux ] || skip "the attempt outlives a killed retry without PR_SET_PDEATHSIG"
 	mkdir -m 700 state probe
 	printf 'retry-circuit 1\nstate open\nfailures 5\nopenings 1\nhalf-open-at 1\nprobe 0\nbudget 0 0\nretries 0\n' >state/pk
-	"$RETRY" -n1 --circuit pk cb-probe probe 0 2 3>&- &
+	"$RETRY" -n1 --circuit pk count-runs probe 0 2 3>&- &
 	local first=$!
 	later "$first"
 	wait_for_text probe/log '^start 1 '
 	# Others wait for it.
-	"$RETRY" -v -n1 -D 10s --circuit pk cb-probe probe 0 0.1 2>err2 3>&- &
+	"$RETRY" -v -n1 -D 10s --circuit pk count-runs probe 0 0.1 2>err2 3>&- &
 	local second=$!
 	later "$second"
 	sleep 0.3

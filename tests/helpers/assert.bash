@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: ISC
 # Small assertions and polls for retry.bats and process.bats; load it after
-# common with "load helpers/p-lib".
+# common with "load helpers/assert".
 
 # attempts FILE: how many runs a flaky-style state file recorded (0 if none).
 attempts() {
