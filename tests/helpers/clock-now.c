@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * clock-now [-r] [-n | -s]: the time now, for the tests, in place of GNU
- * date's %N: milliseconds on the monotonic clock; -r the real clock (Unix
- * time), -n nanoseconds instead, -s seconds with nine decimals.
+ * clock-now [-r] [-n | -s]: prints the time now, in place of GNU date's
+ * %N: milliseconds on the monotonic clock; -r the real clock (Unix time),
+ * -n nanoseconds instead, -s seconds with nine decimals.
  */
 #include "../../compat.h"	/* first: the feature macros */
 

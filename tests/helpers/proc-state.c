@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * proc-state PID [FIELD ...]: the state of a process, in place of procps'
- * ps -o: each FIELD (state, ppid, pgid, sid, tpgid; by default all five)
- * on one line, space-separated; exit 1 if there is no such process.
+ * proc-state PID [FIELD ...]: prints the state of a process, in place of
+ * procps' ps -o: each FIELD (state, ppid, pgid, sid, tpgid; by default all
+ * five) on one line, space-separated; exit 1 if there is no such process.
  * proc-state -c PID: the children of PID, "pid state" a line.
  * Linux only, from /proc/PID/stat (proc(5)); elsewhere it says so and
  * exits 2.

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * slow-proxy PORTFILE SOCKET DELAY_MS: a store that answers slowly.  Listens
- * on 127.0.0.1 at a port the kernel picks, written to PORTFILE once it
- * listens, and relays each connection to the Unix socket SOCKET, holding
- * what the server sends for DELAY_MS before passing it on.
+ * slow-proxy PORTFILE SOCKET DELAY_MS: makes a Redis server on the Unix
+ * socket SOCKET a store that answers slowly, for --store.  Listens on
+ * 127.0.0.1 at a port the kernel picks, written to PORTFILE once it
+ * listens, and relays each connection to SOCKET, holding what the server
+ * sends for DELAY_MS before passing it on.
  * slow-proxy -p: prints a TCP port of 127.0.0.1 that is free, and exits.
  */
 #include "../../compat.h"	/* first: the feature macros */
