@@ -63,13 +63,15 @@ RUNBATS = env BATS='$(BATS)' sh tests/run-bats
 # The tests' own small programs: a pseudo-terminal driver for the
 # job-control tests, and in place of GNU date, env and procps ps, perl and
 # python: a clock, a signal-state launcher, a process-state probe, ...
-TESTPROGS = tests/ptyrun tests/helpers/msclock tests/helpers/sigrun \
-	tests/helpers/psprobe tests/helpers/p-how tests/helpers/io-socket \
-	tests/helpers/cb-lock tests/helpers/swapper tests/helpers/rdproxy
+TESTPROGS = tests/helpers/ptyrun tests/helpers/clock-now \
+	tests/helpers/with-signals tests/helpers/proc-state \
+	tests/helpers/how-ended tests/helpers/socket-stdin \
+	tests/helpers/hold-lock tests/helpers/rename-race \
+	tests/helpers/slow-proxy
 
 # One rule for them all (bmake has no pattern rules of this kind): each
 # is its one source file.
-$(TESTPROGS): $(TESTPROGS:=.c) tests/helpers/signames.h compat.h
+$(TESTPROGS): $(TESTPROGS:=.c) tests/helpers/signal-names.h compat.h
 	$(COMPILE) -o $@ $@.c $(LDFLAGS)
 
 test: retry $(TESTPROGS)
@@ -115,8 +117,9 @@ TIDYOFF = -bugprone-easily-swappable-parameters,-cert-err33-c
 TIDYOFF2 = -misc-unused-parameters
 # The project's own shell scripts (the completions are checked by the suite).
 SCRIPTS = .ci/run tests/run-bats tests/valgrind.sh bench/run.sh \
-	tests/helpers/flaky tests/helpers/p-catch tests/helpers/cb-probe \
-	tests/busybox-run tests/portable-audit bench/store.sh
+	tests/helpers/flaky tests/helpers/catch-signal \
+	tests/helpers/count-runs tests/busybox-run tests/portable-audit \
+	bench/store.sh
 check-static:
 	cppcheck --enable=warning,style,performance,portability --std=c99 \
 		--suppress=variableScope --suppress=redundantContinue \
@@ -163,7 +166,7 @@ MACOS_CC = clang --target=x86_64-apple-darwin22 -nostdlibinc \
 
 check-portable:
 	sh tests/portable-audit $(PORTSRCS) $(HDRS) \
-		tests/helpers/signames.h
+		tests/helpers/signal-names.h
 	@if [ ! -d $(MACOS_INCLUDE)/any-macos-any ]; then \
 		echo "check-portable: no macOS headers: make deps" >&2; exit 1; \
 	fi
@@ -201,14 +204,14 @@ retry-sanitize: $(SRCS) $(HDRS) Makefile
 BENCH_HELPERS = bench/stamp bench/spawn bench/latency bench/herd \
 	bench/floor bench/crowd bench/linematch bench/oversleep
 
-bench: retry tests/ptyrun $(BENCH_HELPERS)
+bench: retry tests/helpers/ptyrun $(BENCH_HELPERS)
 	QUICK=$(QUICK) sh bench/run.sh
 
 bench-helpers: $(BENCH_HELPERS)
 
 # What --store costs (bench/store.sh, which bench/run.sh runs too): its
 # section at the end of bench/RESULTS.md, or with QUICK=1 on stdout only.
-bench-store: retry tests/helpers/rdproxy
+bench-store: retry tests/helpers/slow-proxy
 	QUICK=$(QUICK) sh bench/store.sh \
 		$$([ "$(QUICK)" = 1 ] || echo bench/RESULTS.md)
 

@@ -514,7 +514,7 @@ tp_load1=$(loadavg)
 # --- 9. start-up against the two-process floor (issue 11) ---------------------
 say "9. start-up: retry -n1 -- true against bench/floor true, $start_rounds rounds x 4"
 start_load0=$(loadavg)
-ptyrun=$top/tests/ptyrun
+ptyrun=$top/tests/helpers/ptyrun
 disk=$work
 if [ "$(fstype "$disk")" = tmpfs ]; then
 	disk=$(mktemp -d "$top/.bench-disk.XXXXXX")
@@ -546,7 +546,7 @@ if [ -x "$ptyrun" ]; then
 	start_case disk_tty "$disk" yes
 	[ -z "$shm" ] || start_case tmpfs_tty "$shm" yes
 else
-	note "tests/ptyrun is not built: the rows with a terminal are skipped (make tests/ptyrun)."
+	note "tests/helpers/ptyrun is not built: the rows with a terminal are skipped (make tests/helpers/ptyrun)."
 fi
 [ -n "$shm" ] || note "/dev/shm is not a tmpfs here: the tmpfs rows are skipped."
 [ -z "$shm" ] || rm -rf "$shm"
@@ -957,7 +957,7 @@ $wake_table
 true\` must: \`vfork\`, \`execvp\`, \`waitpid\`, compiled with the same flags.
 \`bench/spawn\` times both in $start_rounds paired rounds (5 warm-up rounds
 dropped) with TMPDIR on the disk and on a tmpfs, and without and with a
-terminal (under \`tests/ptyrun\`, as the foreground job, so that retry lends
+terminal (under \`tests/helpers/ptyrun\`, as the foreground job, so that retry lends
 the terminal to its attempt and takes it back).  Load average
 $start_load0 at the start, $start_load1 at the end.
 

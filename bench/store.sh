@@ -36,10 +36,10 @@ if ! command -v redis-server >/dev/null 2>&1 ||
 	say "no redis-server or redis-cli (Debian's redis-server: make deps); skipped"
 	exit 0
 fi
-proxy=$top/tests/helpers/rdproxy
+proxy=$top/tests/helpers/slow-proxy
 if [ ! -x "$proxy" ]; then
-	say "building tests/helpers/rdproxy (for a free port)"
-	${CC:-cc} -std=c99 -O2 -o "$proxy" "$top/tests/helpers/rdproxy.c"
+	say "building tests/helpers/slow-proxy (for a free port)"
+	${CC:-cc} -std=c99 -O2 -o "$proxy" "$top/tests/helpers/slow-proxy.c"
 fi
 
 # The socket's path must be short: /tmp, not a deep $TMPDIR.

@@ -5,7 +5,7 @@
 # shared retry budget).  Real processes, tens of milliseconds, bounds
 # generous enough for a loaded machine with two cores.
 
-load common
+load helpers/common
 
 # A test that hangs fails instead of stopping the whole suite.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-30}
@@ -31,7 +31,7 @@ ms() {
 
 # now_ns: Unix time in nanoseconds, the clock of the record's times.
 now_ns() {
-	msclock -r -n
+	clock-now -r -n
 }
 
 # rec NAME KEY: the first number after KEY in the record of NAME.
@@ -58,7 +58,7 @@ fail_once() {
 	for round in 1 2 3 4 5; do
 		start=$(now_ms)
 		run -0 --separate-stderr "$RETRY" -v -n1 --splay 200ms \
-		    sh -c 'msclock >"$0"' child
+		    sh -c 'clock-now >"$0"' child
 		child=$(cat child)
 		matches "${stderr_lines[1]}" \
 		    '^retry: splay: ([0-9]+\.[0-9]{3})s before the first attempt$'
@@ -494,7 +494,7 @@ retries:   not counted: no run with --budget yet" ]
 	local at
 	at=$(rec w half-open-at)
 	run -0 --separate-stderr "$RETRY" -v -n1 -D 10s --circuit w \
-	    sh -c 'msclock -r -n >"$0"' child
+	    sh -c 'clock-now -r -n >"$0"' child
 	# It started no sooner than the record said.
 	[ "$(cat child)" -ge "$at" ]
 	matches "${stderr_lines[1]}" '^retry: circuit w is open; waiting ([0-9]+\.[0-9]{3})s$'
@@ -506,7 +506,7 @@ retries:   not counted: no run with --budget yet" ]
 }
 
 # start_waiters NAME N FAILS [OPTION ...]: N runs in the background, each
-# one attempt of cb-probe (in dir "probe"; the first FAILS executions
+# one attempt of count-runs (in dir "probe"; the first FAILS executions
 # fail); pids in $pids.
 start_waiters() {
 	local i name=$1 n=$2 fails=$3
@@ -515,7 +515,7 @@ start_waiters() {
 	pids=()
 	for ((i = 1; i <= n; i++)); do
 		CB_RECORD=$RETRY_STATE_DIR/$name "$RETRY" -v -n1 -D 10s \
-		    --circuit "$name" "$@" cb-probe probe "$fails" 0.2 \
+		    --circuit "$name" "$@" count-runs probe "$fails" 0.2 \
 		    2>"err.$i" 3>&- &
 		pids+=("$!")
 		later "$!"
@@ -566,7 +566,7 @@ field_of() {
 
 @test "half-open: a failed probe opens the circuit again, for twice the cool-down" {
 	run -1 "$RETRY" -q -n1 --circuit h2 --trip 1 --cool 300ms --cap 5s \
-	    sh -c 'msclock -r -n >"$0"; exit 1' failed
+	    sh -c 'clock-now -r -n >"$0"; exit 1' failed
 	start_waiters h2 5 1 --trip 1 --cool 300ms --cap 5s
 	collect
 	# The first probe failed; its run had no attempts left.
@@ -598,7 +598,7 @@ field_of() {
 	for round in 1 2 3 4; do
 		# Each failure after the first is a probe's: it opens again.
 		run -1 "$RETRY" -q -n1 -D 10s --circuit dbl --trip 1 --cool 200ms \
-		    --cap 1s sh -c 'msclock -r -n >"$0"; exit 1' failed
+		    --cap 1s sh -c 'clock-now -r -n >"$0"; exit 1' failed
 		at=$(rec dbl half-open-at)
 		echo $(((at - $(cat failed)) / 1000000)) >>cools
 		[ "$(rec dbl openings)" = "$round" ]
@@ -810,9 +810,9 @@ retry: attempt 1/3 failed with exit 3; giving up: the retry budget of circuit sp
 
 @test "a run whose budget frees within its deadline waits, then retries" {
 	"$RETRY" -q -n2 -b 1ms --circuit fr --budget 1/500ms \
-	    sh -c 'echo "A $(msclock -r -n)" >>"$0"; exit 1' log || true
+	    sh -c 'echo "A $(clock-now -r -n)" >>"$0"; exit 1' log || true
 	run -1 --separate-stderr "$RETRY" -v -n2 -b 1ms -D 10s --circuit fr \
-	    --budget 1/500ms sh -c 'echo "B $(msclock -r -n)" >>"$0"; exit 1' log
+	    --budget 1/500ms sh -c 'echo "B $(clock-now -r -n)" >>"$0"; exit 1' log
 	[ "$(grep -c '^A' log)" -eq 2 ]
 	[ "$(grep -c '^B' log)" -eq 2 ]
 	local said

@@ -7,7 +7,7 @@
 # and jitter names in retry's sources.  Forks are few: the machine may be
 # busy, and this file should take seconds.
 
-load common
+load helpers/common
 
 COMPDIR=$BATS_TEST_DIRNAME/../completions
 TOP=$BATS_TEST_DIRNAME/..

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
 # The man pages and the README agree with the binary (make install: make.bats).
-load common
+load helpers/common
 
 TOP=$BATS_TEST_DIRNAME/..
 # The pages: the tool, the files it writes, its shared state.

@@ -3,7 +3,7 @@
 # What every attempt finds in its environment: RETRY_ATTEMPT,
 # RETRY_MAX_ATTEMPTS, RETRY_IDEMPOTENCY_KEY, RETRY_DEADLINE (also from an
 # outer retry), and nothing else changed.
-load common
+load helpers/common
 
 UUID4='^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
 
@@ -15,7 +15,7 @@ setup() {
 
 # Seconds since the epoch, with nanoseconds.
 now_s() {
-	msclock -r -s
+	clock-now -r -s
 }
 
 @test "RETRY_ATTEMPT counts the attempts from 1" {

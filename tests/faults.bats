@@ -4,8 +4,8 @@
 # lock that another run holds, a failure of retry itself in the middle of
 # an attempt, no processes left to start one.  In every state a signal
 # must end retry at once, and nothing may be left running.
-load common
-load helpers/p-lib
+load helpers/common
+load helpers/assert
 
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-30}
 

@@ -3,8 +3,8 @@
 # What retry does to the file system: nothing for a run whose attempts
 # write no hint, never a failure for want of a usable $TMPDIR, and nothing
 # left behind by a run killed with SIGKILL, not even a running attempt.
-load common
-load helpers/p-lib
+load helpers/common
+load helpers/assert
 
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-60}
 

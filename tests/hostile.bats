@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
 # Children that fight back, and environments at their limits.
-load common
+load helpers/common
 
 # A child that ignores SIGTERM and keeps running: only SIGKILL ends it.
 stubborn='trap "" TERM; echo started >>"$0"; while :; do sleep 0.01; done'
@@ -45,7 +45,7 @@ stubborn='trap "" TERM; echo started >>"$0"; while :; do sleep 0.01; done'
 
 @test "a child that forks a daemon and exits does not hold retry" {
 	start=$(now_ms)
-	run -0 "$RETRY" -n1 sh -c 'exec 0<&- 1>&- 2>&-; sigrun -s sleep 3 & echo $! >"$0"; exit 0' \
+	run -0 "$RETRY" -n1 sh -c 'exec 0<&- 1>&- 2>&-; with-signals -s sleep 3 & echo $! >"$0"; exit 0' \
 	    "$BATS_TEST_TMPDIR/daemon"
 	[ $(($(now_ms) - start)) -lt 2000 ]
 	kill "$(cat "$BATS_TEST_TMPDIR/daemon")" || true
@@ -131,7 +131,7 @@ retry: attempt 2/2 failed with exit 3; giving up: no attempts left" ]
 		# The reader is gone before retry starts.
 		{ sleep 0.1; rc=0
 		  # shellcheck disable=SC2086
-		  sigrun -d PIPE "$RETRY" $args || rc=$?
+		  with-signals -d PIPE "$RETRY" $args || rc=$?
 		  echo "$rc" >>status; } 2>&1 | true
 	done
 	[ "$(cat status)" = "$(printf '125\n125\n125')" ]

@@ -3,7 +3,7 @@
 # The Makefile under GNU make and bmake: the user's flags win, install
 # gives the same modes under any umask and puts each file where its tool
 # looks, uninstall removes what install copied.
-load common
+load helpers/common
 
 TOP=$BATS_TEST_DIRNAME/..
 # Run by make (make test, make distcheck), the tests would pass on its
@@ -170,7 +170,7 @@ complete_in() {
 	mkdir "$home"
 	echo 'autoload -Uz compinit && compinit' >"$home/.zshrc"
 	env -i HOME="$home" TERM=xterm PATH=/usr/local/bin:/usr/bin:/bin \
-	    "$TEST_DIR/ptyrun" -t 20000 -o '# ' -i 'retry --j\011' \
+	    "$TEST_DIR/helpers/ptyrun" -t 20000 -o '# ' -i 'retry --j\011' \
 	    -i '\n' -o "option '--jitter' needs a value" -i 'exit 0\n' -- "$@"
 }
 

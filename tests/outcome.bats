@@ -3,7 +3,7 @@
 # Every way a run ends (outcome.c's table), each brought about for real:
 # its exit status, its report key and its last line agree with each
 # other and with retry(1)'s EXIT STATUS.
-load common
+load helpers/common
 
 setup() {
 	cd "$BATS_TEST_TMPDIR" || exit 1

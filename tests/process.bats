@@ -5,8 +5,8 @@
 # groups and reaping.  Times are tens of milliseconds; the bounds are
 # generous, for a loaded machine with two cores.
 
-load common
-load helpers/p-lib
+load helpers/common
+load helpers/assert
 
 # A test that hangs fails instead of stopping the whole suite.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-20}
@@ -16,11 +16,11 @@ setup() {
 }
 
 # Whatever a failed test left running: retry (how.pid), an attempt's
-# group (p-catch's got.ready, a "pid" file).  Only processes that still
-# run the program named, so that a reused pid is never hit.
+# group (catch-signal's got.ready, a "pid" file).  Only processes that
+# still run the program named, so that a reused pid is never hit.
 teardown() {
 	kill_if how.pid "$RETRY "
-	kill_if got.ready p-catch -group
+	kill_if got.ready catch-signal -group
 	kill_if pid 'trap "" TERM' -group
 	kill_if pid 'sleep 9'
 }
@@ -44,19 +44,20 @@ kill_if() {
 
 # Starts retry in the background with every signal at its default (a
 # background job of a script starts with SIGINT and SIGQUIT ignored, and
-# retry rightly keeps such signals ignored), under p-how, which records in
-# "how" the way retry ended and retry's pid in how.pid.  Sets $bg to the
-# pid of p-how.  stderr goes to the file "err".
+# retry rightly keeps such signals ignored), under how-ended, which records
+# in "how" the way retry ended and retry's pid in how.pid.  Sets $bg to the
+# pid of how-ended.  stderr goes to the file "err".
 start_retry() {
 	rm -f how how.pid
-	p-how how sigrun -D "$RETRY" "$@" 2>err 3>&- &
+	how-ended how with-signals -D "$RETRY" "$@" 2>err 3>&- &
 	bg=$!
 	wait_for_text how.pid '^[0-9]+$'
 	rpid=$(cat how.pid)
 }
 
 # finish: waits, at most 5 s, for the background retry to end; sets $rc to
-# its status.  Should it hang, kills it and its attempt (p-catch's group).
+# its status.  Should it hang, kills it and its attempt (catch-signal's
+# group).
 finish() {
 	local n=0
 	until [ -s how ]; do
@@ -196,22 +197,23 @@ retry: attempt 2/2 timed out after 0.100s; giving up: no attempts left"
 	local sig
 	for sig in INT 2 SIGINT sigint; do
 		rm -f got got.ready
-		run -124 --separate-stderr sigrun -D "$RETRY" -n 1 \
-		    -T 0.3 -s "$sig" p-catch got
+		run -124 --separate-stderr with-signals -D "$RETRY" -n 1 \
+		    -T 0.3 -s "$sig" catch-signal got
 		expect_file got INT
 		expect_stderr "retry: attempt 1/1 timed out after 0.300s; giving up: no attempts left"
 	done
 	rm -f got got.ready
-	run -124 sigrun -D "$RETRY" -n 1 -T 0.3 --signal=USR1 p-catch got
+	run -124 with-signals -D "$RETRY" -n 1 -T 0.3 --signal=USR1 \
+	    catch-signal got
 	expect_file got USR1
 	# By default, SIGTERM.
 	rm -f got got.ready
-	run -124 sigrun -D "$RETRY" -n 1 -T 0.3 p-catch got
+	run -124 with-signals -D "$RETRY" -n 1 -T 0.3 catch-signal got
 	expect_file got TERM
 }
 
 @test "--signal INT at a timeout is a timeout, not an interruption: retried, 124" {
-	run -124 --separate-stderr p-how how sigrun -D "$RETRY" -n 2 \
+	run -124 --separate-stderr how-ended how with-signals -D "$RETRY" -n 2 \
 	    -T 0.1 -s INT -j none -b 1ms sh -c 'echo x >>st; sleep 5'
 	expect_file how "exit 124"
 	[ "$(attempts st)" -eq 2 ]
@@ -255,7 +257,7 @@ retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIG$sig"
 
 @test "SIGTERM during an attempt reaches the child; nothing is retried; retry dies of SIGTERM" {
 	local t0
-	start_retry -b 1ms p-catch got
+	start_retry -b 1ms catch-signal got
 	wait_for_text got.ready '^[0-9]+$'
 	t0=$(now_ms)
 	# Only retry's pid: the child is in a group of its own.
@@ -273,7 +275,7 @@ retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIG$sig"
 	local sig
 	for sig in INT HUP QUIT ALRM USR1 USR2 PROF VTALRM XCPU XFSZ IO; do
 		rm -f got got.ready
-		start_retry -b 1ms p-catch got
+		start_retry -b 1ms catch-signal got
 		wait_for_text got.ready '^[0-9]+$'
 		kill -s "$sig" "$rpid"
 		finish
@@ -292,7 +294,7 @@ retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIG$sig"
 	# The child signals retry and exits at once: the signal and the end of
 	# the attempt arrive together.  retry must still die of the signal.
 	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-		run p-how how sigrun -D "$RETRY" -n 1 \
+		run how-ended how with-signals -D "$RETRY" -n 1 \
 		    sh -c 'kill -TERM $PPID; exit 0'
 		expect_file how "signal TERM"
 	done
@@ -302,7 +304,7 @@ retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIG$sig"
 	local sig
 	for sig in INT QUIT; do
 		rm -f st
-		run --separate-stderr p-how how sigrun -D "$RETRY" -b 1ms \
+		run --separate-stderr how-ended how with-signals -D "$RETRY" -b 1ms \
 		    sh -c "echo x >>st; exec kill -s $sig \$\$"
 		[ "$(kill -l "$status")" = "$sig" ]
 		expect_file how "signal $sig"
@@ -312,7 +314,7 @@ retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIG$sig"
 }
 
 @test "a child that dies of another signal: retried, then exit 128+S, not death" {
-	run -143 --separate-stderr p-how how "$RETRY" -n 2 -j none -b 1ms \
+	run -143 --separate-stderr how-ended how "$RETRY" -n 2 -j none -b 1ms \
 	    sh -c 'echo x >>st; kill -TERM $$'
 	expect_file how "exit 143"
 	[ "$(attempts st)" -eq 2 ]
@@ -333,7 +335,7 @@ retry: attempt 2/2 killed by SIGTERM; giving up: no attempts left"
 
 @test "a SIGHUP that retry was started ignoring does not interrupt it" {
 	rm -f how how.pid
-	(trap '' HUP; exec p-how how "$RETRY" -n 2 -j none -b 0.3s flaky st 5) 2>err 3>&- &
+	(trap '' HUP; exec how-ended how "$RETRY" -n 2 -j none -b 0.3s flaky st 5) 2>err 3>&- &
 	bg=$!
 	wait_for_text err 'next in'
 	kill -HUP "$(cat how.pid)"
@@ -345,7 +347,7 @@ retry: attempt 2/2 killed by SIGTERM; giving up: no attempts left"
 
 @test "a signal that retry was started blocking stays blocked: it neither interrupts nor reaches the attempt" {
 	rm -f how how.pid
-	p-how how sigrun -D -b USR1 \
+	how-ended how with-signals -D -b USR1 \
 	    "$RETRY" -n 2 -j none -b 0.3s flaky st 5 2>err 3>&- &
 	bg=$!
 	wait_for_text err 'next in'
@@ -359,7 +361,7 @@ retry: attempt 2/2 killed by SIGTERM; giving up: no attempts left"
 @test "a closed stderr does not kill retry: the status still tells" {
 	# The reader is gone long before the first message (after 100 ms):
 	# writing it raises SIGPIPE, which must not end retry.
-	{ sigrun -D "$RETRY" -n 3 -j none -b 10ms \
+	{ with-signals -D "$RETRY" -n 3 -j none -b 10ms \
 	    sh -c 'sleep 0.1; echo x >>st; exit 3' || echo $? >rc; } 2>&1 | true
 	expect_file rc 3
 	[ "$(attempts st)" -eq 3 ]
@@ -383,16 +385,16 @@ visible_signals() {
 	local want blk ign
 	# All at their defaults: retry's own blocked and ignored signals must
 	# not show through (SIGPIPE, SIGCHLD and the forwarded ones).
-	want=$(sigrun -D grep -E '^Sig(Blk|Ign):' /proc/self/status |
+	want=$(with-signals -D grep -E '^Sig(Blk|Ign):' /proc/self/status |
 	    visible_signals)
-	run -0 sigrun -D "$RETRY" -n 1 grep -E '^Sig(Blk|Ign):' /proc/self/status
+	run -0 with-signals -D "$RETRY" -n 1 grep -E '^Sig(Blk|Ign):' /proc/self/status
 	# (Compared with what the same env gives a command directly: a mask
 	# blocked by whatever started the suite is inherited by both.)
 	[ "$(visible_signals <<<"$output")" = "$want" ]
 	# Something blocked and something ignored from the start: kept.
-	want=$(sigrun -D -b USR1 -i PIPE \
+	want=$(with-signals -D -b USR1 -i PIPE \
 	    grep -E '^Sig(Blk|Ign):' /proc/self/status | visible_signals)
-	run -0 sigrun -D -b USR1 -i PIPE \
+	run -0 with-signals -D -b USR1 -i PIPE \
 	    "$RETRY" -n 1 grep -E '^Sig(Blk|Ign):' /proc/self/status
 	[ "$(visible_signals <<<"$output")" = "$want" ]
 	# USR1 (bit 9) blocked and PIPE (bit 12) ignored, as they were given.
@@ -404,11 +406,11 @@ visible_signals() {
 
 @test "retry started with SIGCHLD ignored still waits for its attempts, which start with it ignored" {
 	local ign
-	run -0 --separate-stderr sigrun -i CHLD "$RETRY" -j none -b 1ms flaky st 2
+	run -0 --separate-stderr with-signals -i CHLD "$RETRY" -j none -b 1ms flaky st 2
 	[ "$(attempts st)" -eq 3 ]
 	expect_stderr "retry: attempt 1/5 failed with exit 1; next in 0.001s
 retry: attempt 2/5 failed with exit 1; next in 0.002s"
-	run -0 sigrun -i CHLD "$RETRY" -n 1 grep '^SigIgn:' /proc/self/status
+	run -0 with-signals -i CHLD "$RETRY" -n 1 grep '^SigIgn:' /proc/self/status
 	ign=$(sed -n 's/^SigIgn:\t//p' <<<"$output")
 	[ $(( 0x$ign & 0x10000 )) -ne 0 ]	# bit 16: SIGCHLD
 }
@@ -445,7 +447,7 @@ retry: attempt 2/5 failed with exit 1; next in 0.002s"
 	start_retry -j none -b 10s flaky st 5
 	wait_for_text err 'next in'
 	[ "$(attempts st)" -eq 1 ]
-	run psprobe -c "$rpid"
+	run proc-state -c "$rpid"
 	echo "children of retry: $output"
 	[ "$output" = "" ]
 	kill -TERM "$rpid"
@@ -455,7 +457,7 @@ retry: attempt 2/5 failed with exit 1; next in 0.002s"
 
 @test "each attempt runs in a process group of its own, not retry's" {
 	run -1 "$RETRY" -n 2 -j none -b 1ms \
-	    sh -c 'echo $$ $(psprobe $$ pgid) $(psprobe $PPID pgid) >>groups; exit 1'
+	    sh -c 'echo $$ $(proc-state $$ pgid) $(proc-state $PPID pgid) >>groups; exit 1'
 	local pid pgid rgroup first=
 	while read -r pid pgid rgroup; do
 		echo "attempt $pid: group $pgid; retry's group $rgroup"

@@ -4,8 +4,8 @@
 # run ends with, what retry says on stderr, and that stdin and stdout are
 # the command's.
 
-load common
-load helpers/p-lib
+load helpers/common
+load helpers/assert
 
 # A test that hangs fails instead of stopping the whole suite.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-20}

@@ -3,7 +3,7 @@
 # The delay schedule, seen through --dry-run: its format, exact values
 # without jitter, the band of every jittered delay over many draws, no
 # overflow however large the numbers, and the seeding of the generator.
-load common
+load helpers/common
 
 # check_schedule MODE BASE FACTOR CAP < SCHEDULE: fails, printing the bad
 # lines, unless every line is "attempt<TAB>delay<TAB>total" with 3 decimals,
@@ -209,7 +209,7 @@ check_schedule() {
 
 @test "dry run stops at a deadline inherited in RETRY_DEADLINE" {
 	# 1 + 2 + 4 = 7 s fit, the next 8 s do not: start-up may take up to 7 s.
-	when=$(msclock -r -s | awk '{ printf "%.3f", $1 + 14 }')
+	when=$(clock-now -r -s | awk '{ printf "%.3f", $1 + 14 }')
 	run -0 --separate-stderr env RETRY_DEADLINE="$when" \
 	    "$RETRY" --dry-run -j none -n 20
 	[ "$output" = "$(printf '2\t1.000\t1.000\n3\t2.000\t3.000\n4\t4.000\t7.000')" ]

@@ -1,12 +1,13 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
-# retry inside a script at a real terminal: tests/ptyrun plays the
-# interactive shell and starts a dash or bash script as its foreground job;
-# retry is then one process of the script's process group, not its leader.
+# retry inside a script at a real terminal: tests/helpers/ptyrun plays
+# the interactive shell and starts a dash or bash script as its foreground
+# job; retry is then one process of the script's process group, not its
+# leader.
 # Ctrl-C and Ctrl-Z must act on the whole script, as for the plain command.
-load common
+load helpers/common
 
-PTYRUN=$BATS_TEST_DIRNAME/ptyrun
+PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-30}
 
 setup() {
@@ -125,7 +126,7 @@ shells() {
 		(ulimit -f 50; { sleep 0.3; head -c 1000000 /dev/zero; } |
 		    "$0" -I sh -c "trap \"\" XFSZ; echo \$\$ >pid; exec sleep 30")
 		echo "status $?"
-		[ "$(psprobe $$ tpgid)" -eq "$(psprobe $$ pgid)" ] &&
+		[ "$(proc-state $$ tpgid)" -eq "$(proc-state $$ pgid)" ] &&
 		    echo "shell has it"' "$RETRY"
 	echo "$output"
 	[ "$status" -eq 0 ]

@@ -7,7 +7,7 @@
 # their pids.  Three "hosts" are three state directories, A, B and C.
 # Without redis-server every test skips, and says why.
 
-load common
+load helpers/common
 
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-60}
 
@@ -33,7 +33,7 @@ redis_start() {
 	shift
 	mkdir -p "$dir"
 	for try in 1 2 3 4 5; do
-		rdproxy -p >"$dir/port" || return 1
+		slow-proxy -p >"$dir/port" || return 1
 		redis-server --port "$(cat "$dir/port")" --bind 127.0.0.1 -::1 \
 		    --unixsocket "$dir/sock" --unixsocketperm 700 --save '' \
 		    --appendonly no --dir "$dir" --logfile "$dir/log" \
@@ -320,12 +320,12 @@ open_circuit() {
 @test "a probe longer than its lease keeps it: renewed while it runs, no other host probes" {
 	open_circuit lp
 	mkdir probe
-	on A "$RETRY" -n1 --circuit lp --store "$STORE" cb-probe probe 0 4.5 \
+	on A "$RETRY" -n1 --circuit lp --store "$STORE" count-runs probe 0 4.5 \
 	    2>err.A 3>&- &
 	started "$!"
 	wait_for_text probe/log '^start 1 '
 	on B "$RETRY" -v -n1 --deadline 20s --circuit lp --store "$STORE" \
-	    cb-probe probe 0 0.1 2>err.B 3>&- &
+	    count-runs probe 0 0.1 2>err.B 3>&- &
 	started "$!"
 	finish
 	cat probe/log
@@ -341,7 +341,7 @@ open_circuit() {
 	mkdir probe
 	# Not through "on": $! must be retry's pid.
 	RETRY_STATE_DIR=$PWD/A "$RETRY" -n1 --circuit pk --store "$STORE" \
-	    sh -c 'echo $$ >"$0"; exec cb-probe probe 0 30' attempt 2>err.A 3>&- &
+	    sh -c 'echo $$ >"$0"; exec count-runs probe 0 30' attempt 2>err.A 3>&- &
 	local a=$!
 	later "$a"
 	wait_for_text probe/log '^start 1 '
@@ -350,14 +350,14 @@ open_circuit() {
 	local h
 	for h in B C; do
 		on "$h" "$RETRY" -v -n1 --deadline 20s --circuit pk --store "$STORE" \
-		    cb-probe probe 0 0.2 2>"err.$h" 3>&- &
+		    count-runs probe 0 0.2 2>"err.$h" 3>&- &
 		started "$!"
 	done
 	sleep 1.2
 	# Renewed: held past the first second, while A lives.
 	[ "$(grep -c '^start' probe/log)" -eq 1 ]
 	local killed
-	killed=$(msclock -r -n)
+	killed=$(clock-now -r -n)
 	kill -KILL "$a"
 	wait "$a" || true
 	# Its attempt dies with it (Linux); the rest of its group too.
@@ -436,7 +436,7 @@ retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 # slow MS: a proxy to the file's server that holds its answers MS ms; its
 # URL in $SLOW.
 slow() {
-	rdproxy port "$SERVER/sock" "$1" 3>&- &
+	slow-proxy port "$SERVER/sock" "$1" 3>&- &
 	later "$!"
 	disown "$!"	# killed in teardown: no word from bash about it
 	wait_for port

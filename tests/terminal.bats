@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
-# retry at a real terminal: tests/ptyrun plays the interactive shell, starts
-# retry as its foreground (or background) job and types at it.
-load common
+# retry at a real terminal: tests/helpers/ptyrun plays the interactive
+# shell, starts retry as its foreground (or background) job and types at it.
+load helpers/common
 
-PTYRUN=$BATS_TEST_DIRNAME/ptyrun
+PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 
 # The children wait in builtins: a key that hits a shell's vfork() of a
 # command reaches a half-made child, and no job control can help that.
@@ -34,7 +34,7 @@ PTYRUN=$BATS_TEST_DIRNAME/ptyrun
 	run --separate-stderr "$PTYRUN" -o 'say something' -i 'hello\n' -o 'shell has it' -- \
 	    sh -c '"$0" -b 10ms sh -c '\''[ "$RETRY_ATTEMPT" = 1 ] && exit 1
 		echo say something; read -r line; echo "read: $line"'\''
-		[ "$(psprobe $$ tpgid)" -eq "$(psprobe $$ pgid)" ] && echo shell has it' "$RETRY"
+		[ "$(proc-state $$ tpgid)" -eq "$(proc-state $$ pgid)" ] && echo shell has it' "$RETRY"
 	[ "$status" -eq 0 ]
 	[[ $output == *"read: hello"* ]]
 	[[ $output == *"shell has it"* ]]
@@ -42,7 +42,7 @@ PTYRUN=$BATS_TEST_DIRNAME/ptyrun
 
 @test "the attempt runs in the foreground in a group of its own" {
 	run --separate-stderr "$PTYRUN" -- "$RETRY" -n1 \
-	    sh -c 'echo "pgid=$(psprobe $$ pgid) tpgid=$(psprobe $$ tpgid) retry=$(psprobe $PPID pgid)"'
+	    sh -c 'echo "pgid=$(proc-state $$ pgid) tpgid=$(proc-state $$ tpgid) retry=$(proc-state $PPID pgid)"'
 	[ "$status" -eq 0 ]
 	[[ $output =~ pgid=\ *([0-9]+)\ tpgid=\ *([0-9]+)\ retry=\ *([0-9]+) ]]
 	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
@@ -62,7 +62,7 @@ PTYRUN=$BATS_TEST_DIRNAME/ptyrun
 
 @test "retry in the background does not take the terminal" {
 	run --separate-stderr "$PTYRUN" -b -- "$RETRY" -n1 \
-	    sh -c 'echo "pgid=$(psprobe $$ pgid) tpgid=$(psprobe $$ tpgid)"'
+	    sh -c 'echo "pgid=$(proc-state $$ pgid) tpgid=$(proc-state $$ tpgid)"'
 	[ "$status" -eq 0 ]
 	[[ $output =~ pgid=\ *([0-9]+)\ tpgid=\ *([0-9]+) ]]
 	[ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[2]}" ]

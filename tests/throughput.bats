@@ -6,11 +6,11 @@
 # reading or go away.  Correctness and generous bounds only: the speed is
 # measured by make bench.
 
-load common
+load helpers/common
 
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 
-PTYRUN=$BATS_TEST_DIRNAME/ptyrun
+PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 
 setup_file() {
 	# Two sources, distinct at every offset, so that a lost, doubled or

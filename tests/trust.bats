@@ -4,7 +4,7 @@
 # the state directory and its records under a local attacker, the report
 # path, patterns that would take exponential time or gigabytes, bytes in
 # messages.  Cases that need root to be a victim skip without it.
-load common
+load helpers/common
 
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-60}
 
@@ -71,7 +71,7 @@ teardown() {
 	echo precious >victim/sw
 	chmod 600 victim/sw
 	ln -s victim link
-	swapper "$PWD/real" "$PWD/link" "$RETRY_STATE_DIR" 2000 >swaps 3>&- &
+	rename-race "$PWD/real" "$PWD/link" "$RETRY_STATE_DIR" 2000 >swaps 3>&- &
 	local swapper=$! i
 	later "$swapper"
 	for i in $(seq 1 100); do
@@ -223,12 +223,12 @@ teardown() {
 	[ "$(uname -s)" = Linux ] || skip "the attempt outlives a killed retry without PR_SET_PDEATHSIG"
 	mkdir -m 700 state probe
 	printf 'retry-circuit 1\nstate open\nfailures 5\nopenings 1\nhalf-open-at 1\nprobe 0\nbudget 0 0\nretries 0\n' >state/pk
-	"$RETRY" -n1 --circuit pk cb-probe probe 0 2 3>&- &
+	"$RETRY" -n1 --circuit pk count-runs probe 0 2 3>&- &
 	local first=$!
 	later "$first"
 	wait_for_text probe/log '^start 1 '
 	# Others wait for it.
-	"$RETRY" -v -n1 -D 10s --circuit pk cb-probe probe 0 0.1 2>err2 3>&- &
+	"$RETRY" -v -n1 -D 10s --circuit pk count-runs probe 0 0.1 2>err2 3>&- &
 	local second=$!
 	later "$second"
 	sleep 0.3
@@ -259,7 +259,7 @@ record() {
 @test "records whose fields are out of range are corrupt: no overflow, no wait of years" {
 	mkdir -m 700 state
 	local big=9223372036854775807 now far
-	now=$(msclock -r -n)
+	now=$(clock-now -r -n)
 	far=$((now + 235 * 365 * 86400 * 1000000000))
 	local cases=(
 		"closed $big 0 0 0 0 0"

@@ -3,7 +3,7 @@
 # The command line: every usage error exits 125 with one line naming the
 # option and the value and runs nothing; --help and --version; where
 # options stop, "--", bundling, "--opt=value".
-load common
+load helpers/common
 
 # usage_error MESSAGE ARG...: "retry ARG... touch SENTINEL" exits 125 with
 # "retry: MESSAGE" as the only line on stderr, nothing on stdout, and the

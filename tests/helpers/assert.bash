@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: ISC
-# Small assertions and polls for retry.bats and process.bats; load it after
-# common with "load helpers/p-lib".
+# Assertions on attempt counts, file contents and elapsed times, for
+# retry, process, files and faults.bats; load it after helpers/common with
+# "load helpers/assert".
 
 # attempts FILE: how many runs a flaky-style state file recorded (0 if none).
 attempts() {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * cb-lock FILE READY: takes an fcntl(2) write lock on FILE, the kind retry
+ * hold-lock FILE READY: takes an fcntl(2) write lock on FILE, the kind retry
  * takes on a record, creates READY and holds the lock until killed.
  */
 #include "../../compat.h"	/* first: the feature macros */
@@ -18,7 +18,7 @@ main(int argc, char *argv[])
 	int fd;
 
 	if (argc != 3) {
-		(void)fprintf(stderr, "usage: cb-lock file ready\n");
+		(void)fprintf(stderr, "usage: hold-lock file ready\n");
 		return 2;
 	}
 	if ((fd = open(argv[1], O_RDWR)) == -1)
@@ -35,6 +35,6 @@ main(int argc, char *argv[])
 	for (;;)
 		pause();
 fail:
-	(void)fprintf(stderr, "cb-lock: %s\n", strerror(errno));
+	(void)fprintf(stderr, "hold-lock: %s\n", strerror(errno));
 	return 1;
 }

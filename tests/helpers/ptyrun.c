@@ -17,7 +17,7 @@
  * how long after the last -i the job ended.  The exit
  * status is the job's, or 128+S when signal S killed it.
  */
-#include "../compat.h"	/* first: the feature macros */
+#include "../../compat.h"	/* first: the feature macros */
 
 #include <sys/types.h>
 #include <sys/wait.h>

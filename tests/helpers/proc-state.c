@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * psprobe PID [FIELD ...]: the state of a process, in place of procps'
- * ps -o: each FIELD (state, ppid, pgid, sid, tpgid; by default all five)
- * on one line, space-separated; exit 1 if there is no such process.
- * psprobe -c PID: the children of PID, "pid state" a line.
+ * proc-state PID [FIELD ...]: prints the state of a process, in place of
+ * procps' ps -o: each FIELD (state, ppid, pgid, sid, tpgid; by default all
+ * five) on one line, space-separated; exit 1 if there is no such process.
+ * proc-state -c PID: the children of PID, "pid state" a line.
  * Linux only, from /proc/PID/stat (proc(5)); elsewhere it says so and
  * exits 2.
  */
@@ -84,14 +84,14 @@ main(int argc, char *argv[])
 	size_t k;
 
 #ifndef __linux__
-	(void)fprintf(stderr, "psprobe: reads /proc/PID/stat: Linux only\n");
+	(void)fprintf(stderr, "proc-state: reads /proc/PID/stat: Linux only\n");
 	return 2;
 #endif
 	if (argc == 3 && strcmp(argv[1], "-c") == 0)
 		return children(argv[2]);
 	if (argc < 2) {
-		(void)fprintf(stderr, "usage: psprobe pid [field ...] | "
-		    "psprobe -c pid\n");
+		(void)fprintf(stderr, "usage: proc-state pid [field ...] | "
+		    "proc-state -c pid\n");
 		return 2;
 	}
 	if (probe(argv[1], &state, v) == -1)
@@ -104,7 +104,7 @@ main(int argc, char *argv[])
 		for (k = 0; k < NFIELDS && strcmp(argv[i], fields[k]) != 0; k++)
 			continue;
 		if (k == NFIELDS) {
-			(void)fprintf(stderr, "psprobe: %s: unknown field\n",
+			(void)fprintf(stderr, "proc-state: %s: unknown field\n",
 			    argv[i]);
 			return 2;
 		}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * p-how FILE COMMAND [ARG ...]: runs COMMAND, writes its pid to FILE.pid,
+ * how-ended FILE COMMAND [ARG ...]: runs COMMAND, writes its pid to FILE.pid,
  * then writes to FILE how it ended, "exit N" or "signal NAME", and exits
  * with the status a shell would report (128+N for signal N).  It tells a
  * command that died of a signal from one that called exit(128+N).
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "signames.h"
+#include "signal-names.h"
 
 /* Writes text and a newline to path, or dies. */
 static void
@@ -25,7 +25,8 @@ put(const char *path, const char *text)
 
 	if ((f = fopen(path, "w")) == NULL || fprintf(f, "%s\n", text) < 0 ||
 	    fclose(f) == EOF) {
-		(void)fprintf(stderr, "p-how: %s: %s\n", path, strerror(errno));
+		(void)fprintf(stderr, "how-ended: %s: %s\n", path,
+		    strerror(errno));
 		_exit(125);
 	}
 }
@@ -39,17 +40,19 @@ main(int argc, char *argv[])
 	int status, e;
 
 	if (argc < 3) {
-		(void)fprintf(stderr, "usage: p-how file command [arg ...]\n");
+		(void)fprintf(stderr,
+		    "usage: how-ended file command [arg ...]\n");
 		return 125;
 	}
 	if ((pid = fork()) == -1) {
-		perror("p-how: fork");
+		perror("how-ended: fork");
 		return 125;
 	}
 	if (pid == 0) {
 		execvp(argv[2], argv + 2);
 		e = errno;
-		(void)fprintf(stderr, "p-how: %s: %s\n", argv[2], strerror(e));
+		(void)fprintf(stderr, "how-ended: %s: %s\n", argv[2],
+		    strerror(e));
 		_exit(e == ENOENT ? 127 : 126);
 	}
 	(void)snprintf(path, sizeof(path), "%s.pid", argv[1]);
@@ -57,7 +60,7 @@ main(int argc, char *argv[])
 	put(path, text);
 	while (waitpid(pid, &status, 0) == -1)
 		if (errno != EINTR) {
-			perror("p-how: waitpid");
+			perror("how-ended: waitpid");
 			return 125;
 		}
 	if (WIFSIGNALED(status)) {

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * sigrun [-D] [-d SIG] [-i SIG] [-b SIG] [-U] [-s] [--] COMMAND [ARG ...]:
- * sets signal dispositions and the signal mask, then executes COMMAND, in
- * place of GNU env's --default-signal, --ignore-signal and --block-signal
- * and of setsid(1).  In order of the options: -D every signal to its
- * default action, -d SIG one to its default, -i SIG ignored, -b SIG
- * blocked, -U the mask emptied, -s a new session.  Exits 125 on a bad
- * option, 126 or 127 when COMMAND cannot be run.
+ * with-signals [-D] [-d SIG] [-i SIG] [-b SIG] [-U] [-s] [--] COMMAND
+ * [ARG ...]: sets signal dispositions and the signal mask, then executes
+ * COMMAND, in place of GNU env's --default-signal, --ignore-signal and
+ * --block-signal and of setsid(1).  In order of the options: -D every
+ * signal to its default action, -d SIG one to its default, -i SIG ignored,
+ * -b SIG blocked, -U the mask emptied, -s a new session.  Exits 125 on a
+ * bad option, 126 or 127 when COMMAND cannot be run.
  */
 #include "../../compat.h"	/* first: the feature macros */
 
@@ -16,12 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "signames.h"
+#include "signal-names.h"
 
 static void
 usage(void)
 {
-	(void)fprintf(stderr, "usage: sigrun [-DUs] [-d sig] [-i sig] "
+	(void)fprintf(stderr, "usage: with-signals [-DUs] [-d sig] [-i sig] "
 	    "[-b sig] [--] command [arg ...]\n");
 	_exit(125);
 }
@@ -32,7 +32,7 @@ parse(const char *s)
 	int sig = sig_number(s);
 
 	if (sig == 0) {
-		(void)fprintf(stderr, "sigrun: %s: unknown signal\n", s);
+		(void)fprintf(stderr, "with-signals: %s: unknown signal\n", s);
 		_exit(125);
 	}
 	return sig;
@@ -48,7 +48,7 @@ set(int sig, void (*action)(int))
 	sigemptyset(&sa.sa_mask);
 	/* SIGKILL, SIGSTOP and numbers that are no signal fail: fine for -D. */
 	if (sigaction(sig, &sa, NULL) == -1 && action != SIG_DFL) {
-		perror("sigrun: sigaction");
+		perror("with-signals: sigaction");
 		_exit(125);
 	}
 }
@@ -62,7 +62,7 @@ mask(int how, int sig)
 	if (sig != 0)
 		sigaddset(&ss, sig);
 	if (sigprocmask(how, &ss, NULL) == -1) {
-		perror("sigrun: sigprocmask");
+		perror("with-signals: sigprocmask");
 		_exit(125);
 	}
 }
@@ -95,7 +95,7 @@ main(int argc, char *argv[])
 			break;
 		case 's':
 			if (setsid() == -1) {
-				perror("sigrun: setsid");
+				perror("with-signals: setsid");
 				return 125;
 			}
 			break;
@@ -120,6 +120,6 @@ main(int argc, char *argv[])
 		usage();
 	execvp(argv[i], argv + i);
 	c = errno;
-	(void)fprintf(stderr, "sigrun: %s: %s\n", argv[i], strerror(c));
+	(void)fprintf(stderr, "with-signals: %s: %s\n", argv[i], strerror(c));
 	return c == ENOENT ? 127 : 126;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * msclock [-r] [-n | -s]: the time now, for the tests, in place of GNU
- * date's %N: milliseconds on the monotonic clock; -r the real clock (Unix
- * time), -n nanoseconds instead, -s seconds with nine decimals.
+ * clock-now [-r] [-n | -s]: prints the time now, in place of GNU date's
+ * %N: milliseconds on the monotonic clock; -r the real clock (Unix time),
+ * -n nanoseconds instead, -s seconds with nine decimals.
  */
 #include "../../compat.h"	/* first: the feature macros */
 
@@ -29,11 +29,12 @@ main(int argc, char *argv[])
 			unit = c;
 			break;
 		default:
-			(void)fprintf(stderr, "usage: msclock [-r] [-n | -s]\n");
+			(void)fprintf(stderr,
+			    "usage: clock-now [-r] [-n | -s]\n");
 			return 2;
 		}
 	if (optind != argc || clock_gettime(id, &ts) == -1) {
-		(void)fprintf(stderr, "usage: msclock [-r] [-n | -s]\n");
+		(void)fprintf(stderr, "usage: clock-now [-r] [-n | -s]\n");
 		return 2;
 	}
 	if (unit == 'n')

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * rdproxy PORTFILE SOCKET DELAY_MS: a store that answers slowly.  Listens
- * on 127.0.0.1 at a port the kernel picks, written to PORTFILE once it
- * listens, and relays each connection to the Unix socket SOCKET, holding
- * what the server sends for DELAY_MS before passing it on.
- * rdproxy -p: prints a TCP port of 127.0.0.1 that is free, and exits.
+ * slow-proxy PORTFILE SOCKET DELAY_MS: makes a Redis server on the Unix
+ * socket SOCKET a store that answers slowly, for --store.  Listens on
+ * 127.0.0.1 at a port the kernel picks, written to PORTFILE once it
+ * listens, and relays each connection to SOCKET, holding what the server
+ * sends for DELAY_MS before passing it on.
+ * slow-proxy -p: prints a TCP port of 127.0.0.1 that is free, and exits.
  */
 #include "../../compat.h"	/* first: the feature macros */
 
@@ -38,7 +39,7 @@ static struct pair	 pairs[PAIRS];
 static int
 fail(const char *what)
 {
-	(void)fprintf(stderr, "rdproxy: %s: %s\n", what, strerror(errno));
+	(void)fprintf(stderr, "slow-proxy: %s: %s\n", what, strerror(errno));
 	return 2;
 }
 
@@ -207,8 +208,9 @@ main(int argc, char *argv[])
 		return printf("%d\n", port) < 0 ? 2 : 0;
 	}
 	if (argc != 4) {
-		(void)fprintf(stderr, "usage: rdproxy portfile socket delay-ms\n"
-		    "       rdproxy -p\n");
+		(void)fprintf(stderr,
+		    "usage: slow-proxy portfile socket delay-ms\n"
+		    "       slow-proxy -p\n");
 		return 2;
 	}
 	for (i = 0; i < PAIRS; i++)

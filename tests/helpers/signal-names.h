@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Signal names for the test helpers, without "SIG", as perl's and the
- * shells' kill -l spell them; the ones POSIX does not require only where
- * the platform has them.
+ * signal-names.h: turns signal numbers into names and back for how-ended
+ * and with-signals.  Names without "SIG", as perl's and the shells' kill -l
+ * spell them; the ones POSIX does not require only where the platform has
+ * them.
  */
-#ifndef SIGNAMES_H
-#define SIGNAMES_H
+#ifndef SIGNAL_NAMES_H
+#define SIGNAL_NAMES_H
 
 #include <signal.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: ISC
-# Shared by every test file: where things are, and small polling helpers.
+# The library every test file loads first (load helpers/common): where
+# retry and the helper programs are, and small polls and checks.
 bats_require_minimum_version 1.5.0
 
 # make check-sanitize points TEST_RETRY_BINARY at a sanitizer build.
@@ -9,7 +10,7 @@ PATH=$HELPERS:$PATH
 
 # Milliseconds on the monotonic clock, for bounded timing checks.
 now_ms() {
-	msclock
+	clock-now
 }
 
 # wait_for FILE [TENTHS]: poll until FILE exists, at most TENTHS/10 s (50).
@@ -25,7 +26,7 @@ wait_for() {
 # alive PID: the process exists and is not a zombie.
 alive() {
 	local state
-	state=$(psprobe "$1" state 2>/dev/null) || return 1
+	state=$(proc-state "$1" state 2>/dev/null) || return 1
 	[ "$state" != Z ]
 }
 
@@ -35,7 +36,7 @@ gone() {
 	local n=0
 	while alive "$1"; do
 		if [ "$n" -ge "${2:-100}" ]; then
-			echo "process $1 is still alive: $(psprobe "$1")"
+			echo "process $1 is still alive: $(proc-state "$1")"
 			return 1
 		fi
 		sleep 0.01
@@ -55,6 +56,31 @@ kill_later() {
 	for p in $(cat "$BATS_TEST_TMPDIR/later.pids" 2>/dev/null); do
 		kill -KILL "$p" 2>/dev/null || true
 	done
+}
+
+# in_test_dir: for setup: the test runs in its own directory, with
+# TMPDIR an empty tmp/ in it, where retry's temporary files land and can
+# be counted (tmp_files).
+in_test_dir() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	mkdir "$TMPDIR"
+}
+
+# tmp_files: retry's files and directories in $TMPDIR, one a line.
+tmp_files() {
+	(cd "$TMPDIR" && ls -d retry.* 2>/dev/null) || true
+}
+
+# kill_bg_retry: for teardown: kills the retry whose pid a test wrote to
+# bg.pid and left in the background, if that pid is still a retry.
+kill_bg_retry() {
+	local p
+	[ -s bg.pid ] || return 0
+	p=$(cat bg.pid)
+	case $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") in
+	*retry*) kill -KILL "$p" 2>/dev/null || true ;;
+	esac
 }
 
 # stop_and_time SIG PID: sends SIG to PID, a child of the test's shell,
@@ -81,7 +107,7 @@ need_root_and_nobody() {
 # teardown) holds the lock of the circuit's lock file FILE, taken within
 # TENTHS/10 s (50).
 hold_lock() {
-	cb-lock "$1" ready 3>&- &
+	hold-lock "$1" ready 3>&- &
 	holder=$!
 	later "$holder"
 	wait_for ready "${2:-50}"
@@ -91,7 +117,7 @@ hold_lock() {
 # retries in the last second, of a --budget 1000/1h.
 big_record() {
 	local now i
-	now=$(msclock -r -n)
+	now=$(clock-now -r -n)
 	{
 		printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 1000 3600000000000\nretries 300'
 		for i in $(seq 300); do printf ' %d' $((now - 1000000000 + i)); done

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * io-socket FILE COMMAND [ARG ...]: runs COMMAND with stdin one end of a
+ * socket-stdin FILE COMMAND [ARG ...]: runs COMMAND with stdin one end of a
  * Unix socket pair, writes FILE to the other end and shuts it down, and
  * exits with the command's status (128+N if signal N killed it).
  */
@@ -20,7 +20,7 @@
 static int
 fail(const char *what)
 {
-	(void)fprintf(stderr, "io-socket: %s: %s\n", what, strerror(errno));
+	(void)fprintf(stderr, "socket-stdin: %s: %s\n", what, strerror(errno));
 	return 125;
 }
 
@@ -33,7 +33,8 @@ main(int argc, char *argv[])
 	int sv[2], fd, status, e;
 
 	if (argc < 3) {
-		(void)fprintf(stderr, "usage: io-socket file command [arg ...]\n");
+		(void)fprintf(stderr,
+		    "usage: socket-stdin file command [arg ...]\n");
 		return 125;
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
@@ -47,7 +48,7 @@ main(int argc, char *argv[])
 		(void)close(sv[1]);
 		execvp(argv[2], argv + 2);
 		e = errno;
-		(void)fprintf(stderr, "io-socket: %s: %s\n", argv[2],
+		(void)fprintf(stderr, "socket-stdin: %s: %s\n", argv[2],
 		    strerror(e));
 		_exit(e == ENOENT ? 127 : 126);
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * swapper DIR LINK NAME MS: for MS milliseconds, puts the directory DIR and
+ * rename-race DIR LINK NAME MS: for MS milliseconds, puts the directory DIR and
  * the symbolic link LINK in turn at NAME (rename(2), each in one step),
  * as fast as it can: an attacker racing retry between a check of NAME and
  * a use of it.  Prints how many swaps it made.
@@ -20,7 +20,7 @@ now_ms(void)
 	struct timespec ts;
 
 	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1) {
-		perror("swapper: clock_gettime");
+		perror("rename-race: clock_gettime");
 		exit(1);
 	}
 	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
@@ -33,7 +33,7 @@ move(const char *from, const char *to)
 	/* A run made or took the name first: ENOENT, EISDIR, ENOTDIR... */
 	if (rename(from, to) == -1 && errno != ENOENT && errno != EISDIR &&
 	    errno != ENOTDIR && errno != ENOTEMPTY && errno != EEXIST) {
-		(void)fprintf(stderr, "swapper: %s -> %s: %s\n", from, to,
+		(void)fprintf(stderr, "rename-race: %s -> %s: %s\n", from, to,
 		    strerror(errno));
 		exit(1);
 	}
@@ -45,7 +45,7 @@ main(int argc, char *argv[])
 	long until, swaps = 0;
 
 	if (argc != 5) {
-		(void)fprintf(stderr, "usage: swapper dir link name ms\n");
+		(void)fprintf(stderr, "usage: rename-race dir link name ms\n");
 		return 2;
 	}
 	until = now_ms() + strtol(argv[4], NULL, 10);

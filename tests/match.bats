@@ -1,0 +1,117 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
+# Output conditions: --on-output retries an attempt that printed a
+# matching line, --stop-on-output ends the run on one; stdout and stderr,
+# line by line, as POSIX extended regular expressions.
+
+load helpers/common
+
+# A test that hangs fails instead of stopping the whole file.
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
+
+setup() {
+	in_test_dir
+}
+
+@test "--on-output: an attempt that exits 0 but prints a matching line is retried" {
+	run -0 --separate-stderr "$RETRY" --on-output 'throttl(ed|ing)' -b 10ms -j none sh -c '
+		echo "attempt $RETRY_ATTEMPT"
+		[ "$RETRY_ATTEMPT" -lt 3 ] && echo "429: throttled, come back later"
+		exit 0'
+	[ "$output" = "attempt 1
+429: throttled, come back later
+attempt 2
+429: throttled, come back later
+attempt 3" ]
+	expect_stderr "retry: attempt 1/5 succeeded; next in 0.010s
+retry: attempt 2/5 succeeded; next in 0.020s"
+	# Matching every time: the attempts run out, with the last status.
+	run -0 --separate-stderr "$RETRY" --on-output throttled -n 2 -b 10ms -j none \
+	    echo throttled
+	expect_stderr "retry: attempt 1/2 succeeded; next in 0.010s
+retry: attempt 2/2 succeeded; giving up: no attempts left"
+}
+
+@test "--on-output: stderr lines match too, as POSIX extended regular expressions, line by line" {
+	run -0 --separate-stderr "$RETRY" --on-output '^throttl(ed|ing)$' -b 10ms -j none sh -c '
+		case $RETRY_ATTEMPT in
+		1) echo throttling >&2 ;;
+		2) echo throttled >&2 ;;
+		3) printf "not\nthrottled" >&2 ;;
+		*) echo "throttled now"; echo throttle >&2 ;;
+		esac'
+	[ "$output" = "throttled now" ]
+	expect_stderr "throttling
+retry: attempt 1/5 succeeded; next in 0.010s
+throttled
+retry: attempt 2/5 succeeded; next in 0.020s
+not
+throttledretry: attempt 3/5 succeeded; next in 0.040s
+throttle"
+}
+
+# matched SCRIPT: how many attempts retry --on-output throttled makes when
+# each runs SCRIPT and exits 0 (2 if the output matched, else 1).
+matched() {
+	rm -f count
+	run -0 "$RETRY" --on-output throttled -n 2 -b 10ms -j none \
+	    sh -c 'echo x >>count; eval "$1"' sh "$1"
+	wc -l <count
+}
+
+@test "--on-output: a line longer than 4096 bytes is matched on its first part only" {
+	[ "$(matched 'printf "throttled%05000d\n" 0')" -eq 2 ]
+	[ "$(matched 'printf "%05000dthrottled\n" 0')" -eq 1 ]
+	[ "$(matched 'printf "%05000dthrottled\n" 0 >&2')" -eq 1 ]
+	# The next line is matched again from its start.
+	[ "$(matched 'printf "%05000dx\nthrottled\n" 0')" -eq 2 ]
+	# A line written in pieces, or with no newline at the end.
+	[ "$(matched 'printf thro; sleep 0.05; printf "ttled\n"')" -eq 2 ]
+	[ "$(matched 'printf "ok\nthrottled"')" -eq 2 ]
+	[ "$(matched 'echo fine')" -eq 1 ]
+}
+
+@test "--stop-on-output: a matching line prevents the retry, whatever the status and --on-output" {
+	run -1 --separate-stderr "$RETRY" --stop-on-output 'permission denied' -b 10ms \
+	    sh -c 'echo "$RETRY_ATTEMPT" >>count; echo "error: permission denied" >&2; exit 1'
+	[ "$(cat count)" = 1 ]
+	expect_stderr "error: permission denied
+retry: attempt 1/5 failed with exit 1; giving up: its output matched --stop-on-output"
+
+	rm count
+	run -1 --separate-stderr "$RETRY" --on-output 'denied|later' \
+	    --stop-on-output 'permission denied' -o 1 -b 10ms \
+	    sh -c 'echo "$RETRY_ATTEMPT" >>count; echo "try later"; echo "permission denied"; exit 1'
+	[ "$(cat count)" = 1 ]
+	[ "$output" = "try later
+permission denied" ]
+	expect_stderr "retry: attempt 1/5 failed with exit 1; giving up: its output matched --stop-on-output"
+
+	# An exit-0 attempt that --on-output alone would retry.
+	rm count
+	run -0 --separate-stderr "$RETRY" --on-output throttled --stop-on-output fatal \
+	    -b 10ms sh -c 'echo "$RETRY_ATTEMPT" >>count; echo throttled; echo fatal >&2'
+	[ "$(cat count)" = 1 ]
+	expect_stderr "fatal
+retry: attempt 1/5 succeeded; giving up: its output matched --stop-on-output"
+
+	# No match: retried as usual.
+	rm count
+	run -1 --separate-stderr "$RETRY" --stop-on-output 'permission denied' \
+	    -n 2 -b 10ms -j none sh -c 'echo "$RETRY_ATTEMPT" >>count; echo "no route" >&2; exit 1'
+	[ "$(wc -l <count)" -eq 2 ]
+}
+
+@test "--on-output and --stop-on-output read the held stdout of --buffer-stdout" {
+	run -0 --separate-stderr "$RETRY" -O --on-output throttled -b 10ms -j none \
+	    sh -c 'echo "out $RETRY_ATTEMPT"; [ "$RETRY_ATTEMPT" = 1 ] && echo throttled; exit 0'
+	[ "$output" = "out 2" ]
+	expect_stderr "out 1
+throttled
+retry: attempt 1/5 succeeded; next in 0.010s"
+	run -1 --separate-stderr "$RETRY" -O --stop-on-output denied -b 10ms \
+	    sh -c 'echo "out $RETRY_ATTEMPT"; echo denied; exit 1'
+	[ "$output" = "out 1
+denied" ]
+	expect_stderr "retry: attempt 1/5 failed with exit 1; giving up: its output matched --stop-on-output"
+}

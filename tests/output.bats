@@ -1,0 +1,198 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
+# Standard output: --buffer-stdout (a reader sees the last attempt's
+# stdout only), output streamed through unchanged while --on-output
+# matches it, a reader that has gone (SIGPIPE), the child's fds left alone.
+
+load helpers/common
+
+# A test that hangs fails instead of stopping the whole file.
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
+
+setup() {
+	in_test_dir
+}
+
+# A retry that a failed test left in the background.
+teardown() {
+	kill_bg_retry
+}
+
+# ---- --buffer-stdout ----------------------------------------------------------
+
+@test "--buffer-stdout: a reader downstream sees exactly the last attempt's stdout; the others' go to stderr before 'next in'" {
+	"$RETRY" -O -n 3 -b 10ms -j none sh -c '
+		echo "out $RETRY_ATTEMPT"; echo "err $RETRY_ATTEMPT" >&2; exit 1' \
+	    2>err | cat >down
+	[ "${PIPESTATUS[0]}" -eq 1 ]
+	[ "$(cat down)" = "out 3" ]
+	[ "$(cat err)" = "err 1
+out 1
+retry: attempt 1/3 failed with exit 1; next in 0.010s
+err 2
+out 2
+retry: attempt 2/3 failed with exit 1; next in 0.020s
+err 3
+retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
+
+	# The last attempt's, whether it succeeded or failed not retryably.
+	run -0 --separate-stderr "$RETRY" --buffer-stdout -n 3 -b 10ms -j none \
+	    sh -c 'echo "out $RETRY_ATTEMPT"; [ "$RETRY_ATTEMPT" = 2 ]'
+	[ "$output" = "out 2" ]
+	expect_stderr "out 1
+retry: attempt 1/3 failed with exit 1; next in 0.010s"
+	run -3 --separate-stderr "$RETRY" -O -x 3 -b 10ms -j none \
+	    sh -c 'echo "out $RETRY_ATTEMPT"; exit $((RETRY_ATTEMPT + 1))'
+	[ "$output" = "out 2" ]
+	expect_stderr "out 1
+retry: attempt 1/5 failed with exit 2; next in 0.010s
+retry: attempt 2/5 failed with exit 3; giving up: status 3 is not retryable"
+}
+
+@test "--buffer-stdout: output sent to stderr before a delay does not reach stdout as well when the run ends there" {
+	# A signal during the delay.
+	"$RETRY" -O -b 10s -j none -n 3 sh -c 'echo "out-$RETRY_ATTEMPT"; exit 1' \
+	    >out 2>err 3>&- &
+	echo $! >bg.pid
+	wait_for_text err 'next in 10.000s'
+	stop_and_time TERM "$(cat bg.pid)"
+	[ "$rc" -eq 143 ]
+	[ "$(cat out)" = "" ]
+	[ "$(grep -c '^out-' err)" -eq 1 ]
+	# A circuit that opens for longer than the deadline allows.
+	rc=0
+	RETRY_STATE_DIR=$PWD/state "$RETRY" -O --circuit dup --trip 1 --cool 10s \
+	    -D 5s -b 10ms -j none sh -c 'echo "out-$RETRY_ATTEMPT"; exit 1' \
+	    >out 2>err || rc=$?
+	[ "$rc" -eq 75 ]
+	[ "$(cat out)" = "" ]
+	[ "$(grep -c '^out-' err)" -eq 1 ]
+}
+
+@test "--buffer-stdout: an attempt that the deadline makes the last has its output on stdout" {
+	run -3 --separate-stderr "$RETRY" -O -D 2s -b 10ms sh -c \
+	    'echo "out $RETRY_ATTEMPT"; echo 10 >"$RETRY_AFTER_FILE"; exit 3'
+	[ "$output" = "out 1" ]
+	[[ $stderr =~ ^retry:\ attempt\ 1/5\ failed\ with\ exit\ 3\;\ giving\ up:\ a\ delay\ of\ 1[01]\.[0-9]{3}s\ would\ pass\ the\ deadline$ ]]
+}
+
+@test "--buffer-stdout: nothing reaches stdout while the attempt runs" {
+	"$RETRY" -O -n 1 sh -c 'echo held; touch written
+		i=0; while [ ! -e go ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done' \
+	    >out 2>err 3>&- &
+	echo $! >bg.pid
+	wait_for written
+	sleep 0.1
+	[ ! -s out ]
+	[ ! -s err ]
+	touch go
+	wait "$(cat bg.pid)"
+	[ "$(cat out)" = held ]
+	[ ! -s err ]
+}
+
+@test "--buffer-stdout with --replay-stdin: megabytes in and out, memory stays constant" {
+	[ -z "${TEST_SANITIZED:-}" ] || skip "memory is measured without sanitizers"
+	head -c 2000000 /dev/urandom >in
+	rc=0
+	cat in | "$RETRY" -I -O -n 3 -b 10ms -j none sh -c '
+		cat
+		[ "$RETRY_ATTEMPT" = 3 ] && grep VmHWM "/proc/$PPID/status" >hwm
+		exit 1' >out 2>err || rc=$?
+	[ "$rc" -eq 1 ]
+	cmp in out
+	{
+		cat in
+		echo "retry: attempt 1/3 failed with exit 1; next in 0.010s"
+		cat in
+		echo "retry: attempt 2/3 failed with exit 1; next in 0.020s"
+		echo "retry: attempt 3/3 failed with exit 1; giving up: no attempts left"
+	} | cmp - err
+	read -r _ kb _ <hwm
+	echo "retry's peak RSS: $kb kB"
+	[ "$kb" -lt 4096 ]
+}
+
+# ---- Matched output, and a reader that has gone --------------------------------
+
+@test "matched output streams through unchanged, in order within each stream" {
+	head -c 300000 /dev/urandom >o
+	head -c 200000 /dev/urandom >e
+	head -c 100000 o >o1; tail -c +100001 o >o2
+	head -c 150000 e >e1; tail -c +150001 e >e2
+	rc=0
+	"$RETRY" --on-output 'no such line' --stop-on-output 'nor this one' -n 1 sh -c '
+		cat o1; cat e1 >&2; cat o2; cat e2 >&2; printf end; printf end2 >&2' \
+	    >out 2>err || rc=$?
+	[ "$rc" -eq 0 ]
+	{ cat o; printf end; } | cmp - out
+	{ cat e; printf end2; } | cmp - err
+}
+
+@test "matched output is passed on as it comes, not when the attempt ends" {
+	"$RETRY" --on-output x -n 1 sh -c 'echo first; echo first-err >&2
+		i=0; while [ ! -e go ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+		[ -e go ] && echo after-go' >out 2>err 3>&- &
+	echo $! >bg.pid
+	wait_for_text out first
+	wait_for_text err first-err
+	touch go
+	wait "$(cat bg.pid)"
+	[ "$(cat out)" = "first
+after-go" ]
+	[ "$(cat err)" = first-err ]
+}
+
+@test "no deadlock when the child writes 5 MB to both streams at once with matching on" {
+	yes 0123456789 | head -c 5000000 >big
+	t0=$(now_ms)
+	timeout 30 "$RETRY" --on-output x --stop-on-output y -n 1 \
+	    sh -c 'cat big & cat big >&2; wait' 2>err | cat >out
+	[ "${PIPESTATUS[0]}" -eq 0 ]
+	echo "took $(($(now_ms) - t0)) ms"
+	cmp big out
+	cmp big err
+}
+
+@test "matched output to a reader that has gone: the child's pipe closes too" {
+	run -0 timeout 10 sh -c '"$1" --on-output x -n 1 yes 2>err | head -n1' sh "$RETRY"
+	[ "$output" = y ]
+	[ "$(cat err)" = "retry: attempt 1/1 killed by SIGPIPE; giving up: the reader of the output has gone" ]
+}
+
+@test "an attempt killed by SIGPIPE because retry's reader has gone is not retried: no one to retry for" {
+	run -0 timeout 10 sh -c '"$1" -b 10ms yes 2>err | head -n1' sh "$RETRY"
+	[ "$output" = y ]
+	[ "$(cat err)" = "retry: attempt 1/5 killed by SIGPIPE; giving up: the reader of the output has gone" ]
+	# Also an attempt that says so with status 141, as a shell does.
+	run -0 timeout 10 sh -c '"$1" -b 10ms sh -c "yes; exit 141" 2>err | head -n1' sh "$RETRY"
+	[ "$(cat err)" = "retry: attempt 1/5 failed with exit 141; giving up: the reader of the output has gone" ]
+}
+
+@test "a SIGPIPE from elsewhere (a socket, a pipe of the attempt's own) is still retried" {
+	# retry's own output has a reader; the attempt's pipe does not.
+	run -141 --separate-stderr "$RETRY" -n 2 -b 10ms -j none sh -c 'kill -PIPE $$'
+	[ "${stderr_lines[0]}" = "retry: attempt 1/2 killed by SIGPIPE; next in 0.010s" ]
+}
+
+@test "without -O, --on-output and --stop-on-output retry leaves the child's stdin, stdout and stderr alone" {
+	echo in >in
+	# Expanded before the redirection: the attempt's own fd 1.
+	script='rm -f "$1"; for i in 0 1 2; do
+		echo "$i $(readlink /proc/$$/fd/$i) $(readlink /proc/$PPID/fd/$i)" >>"$1"; done'
+	"$RETRY" -n 1 sh -c "$script" sh fds <in >out 2>err
+	[ "$(cat fds)" = "0 $PWD/in $PWD/in
+1 $PWD/out $PWD/out
+2 $PWD/err $PWD/err" ]
+	# Even with -I: a regular file is given as it is.
+	"$RETRY" -I -n 1 sh -c "$script" sh fds <in >out 2>err
+	[ "$(sed -n 1p fds)" = "0 $PWD/in $PWD/in" ]
+	# With matching, pipes.
+	"$RETRY" --on-output x -n 1 sh -c "$script" sh fds <in >out 2>err
+	[[ $(sed -n 2p fds) =~ ^1\ pipe:\[[0-9]+\]\ $PWD/out$ ]]
+	[[ $(sed -n 3p fds) =~ ^2\ pipe:\[[0-9]+\]\ $PWD/err$ ]]
+	# With -O, a held file for stdout only.
+	"$RETRY" -O -n 1 sh -c "$script" sh fds <in >out 2>err
+	[[ $(sed -n 2p fds) =~ ^1\ $TMPDIR/(#[0-9]+|retry\.[A-Za-z0-9]{6})\ \(deleted\)\ $PWD/out$ ]]
+	[ "$(sed -n 3p fds)" = "2 $PWD/err $PWD/err" ]
+}

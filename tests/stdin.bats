@@ -1,0 +1,214 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
+# The same standard input for every attempt: a regular file from where
+# retry found it, --replay-stdin for a pipe, a socket or a closed stdin,
+# and the temporary files that takes, gone however retry ends.  The 1 GiB
+# case is tagged slow and comes last.
+
+load helpers/common
+
+# A test that hangs fails instead of stopping the whole file.
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
+
+PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
+
+# A line of an attempt's script: the targets of retry's open files.
+# An fd of retry's may close while this lists them (readlink then fails).
+FDS='for f in /proc/$PPID/fd/*; do readlink "$f" || :; done'
+
+setup() {
+	in_test_dir
+}
+
+# A retry that a failed test left in the background.
+teardown() {
+	kill_bg_retry
+}
+
+@test "stdin a regular file: every attempt reads it from where retry found it" {
+	printf 'header\nline 2\nline 3\n' >in
+	rc=0
+	{
+		read -r first
+		"$RETRY" -n 3 -b 10ms -j none sh -c '
+			case $RETRY_ATTEMPT in 1) head -n1 ;; *) cat ;; esac
+			exit 1' >out 2>err
+	} <in || rc=$?
+	[ "$first" = header ]
+	[ "$rc" -eq 1 ]
+	[ "$(cat out)" = "line 2
+line 2
+line 3
+line 2
+line 3" ]
+	[ "$(cat err)" = "retry: attempt 1/3 failed with exit 1; next in 0.010s
+retry: attempt 2/3 failed with exit 1; next in 0.020s
+retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
+}
+
+@test "--replay-stdin: a regular file is read in place, not copied; a pipe is copied to a file without a name in \$TMPDIR" {
+	printf 'header\nline 2\n' >in
+	{ read -r first; "$RETRY" -I -n 2 -b 10ms -j none sh -c \
+	    'cat; '"$FDS"' >>fds; exit 1' >out 2>/dev/null || true; } <in
+	[ "$(cat out)" = "line 2
+line 2" ]
+	run -1 grep -c 'retry\.' fds
+
+	rm fds
+	cat in | "$RETRY" --replay-stdin -n 2 -b 10ms -j none sh -c \
+	    'cat; '"$FDS"' >>fds; ls "$TMPDIR" >>listing; exit 1' >out 2>/dev/null || true
+	[ "$(cat out)" = "header
+line 2
+header
+line 2" ]
+	# A file without a name: O_TMPFILE's "#INODE", else mkstemp's, unlinked.
+	run -0 grep -cE "^$TMPDIR/(#[0-9]+|retry\.[A-Za-z0-9]{6}) \(deleted\)$" fds
+	[ "$output" = 2 ]	# one copy, seen by each attempt
+	# Only the directory of the Retry-After hints has a name.
+	[ "$(sort -u listing)" = "retry-$(id -u)" ]
+	[ "$(tmp_files)" = "" ]
+
+	# No $TMPDIR: /tmp.
+	rm fds
+	echo x | env -u TMPDIR "$RETRY" -I -n 1 sh -c "$FDS >fds" 2>/dev/null
+	run -0 grep -cE '^/tmp/(#[0-9]+|retry\.[A-Za-z0-9]{6}) \(deleted\)$' fds
+}
+
+@test "--replay-stdin: every attempt sees the same bytes from a pipe" {
+	head -c 300000 /dev/urandom >in	# more than a pipe holds, NULs included
+	rc=0
+	cat in | "$RETRY" -I -n 3 -b 10ms -j none \
+	    sh -c 'cksum >>sums; exit 1' 2>err || rc=$?
+	[ "$rc" -eq 1 ]
+	want=$(cksum <in)
+	[ "$(cat sums)" = "$want
+$want
+$want" ]
+	[ "$(cat err)" = "retry: attempt 1/3 failed with exit 1; next in 0.010s
+retry: attempt 2/3 failed with exit 1; next in 0.020s
+retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
+}
+
+@test "--replay-stdin: every attempt sees the same bytes from a socket" {
+	head -c 300000 /dev/urandom >in
+	rc=0
+	socket-stdin in "$RETRY" -I -n 2 -b 10ms -j none \
+	    sh -c 'readlink /proc/$PPID/fd/0 >>fd0; cksum >>sums; exit 1' \
+	    2>/dev/null || rc=$?
+	[ "$rc" -eq 1 ]
+	[[ $(head -n1 fd0) == socket:* ]]
+	want=$(cksum <in)
+	[ "$(cat sums)" = "$want
+$want" ]
+}
+
+@test "--replay-stdin: attempts that read nothing, one line, or close stdin neither block retry nor cost the next attempt input" {
+	awk 'BEGIN { for (i = 1; i <= 200000; i++) print i }' >in	# 1.3 MB
+	rc=0
+	cat in | timeout 20 "$RETRY" -I -n 5 -b 10ms -j none sh -c '
+		case $RETRY_ATTEMPT in
+		1) exit 1 ;;
+		2) head -n1 >first; exit 1 ;;
+		3) exec <&-; sleep 0.1; exit 1 ;;
+		*) cksum >sum ;;
+		esac' 2>err || rc=$?
+	[ "$rc" -eq 0 ]
+	[ "$(cat first)" = 1 ]
+	[ "$(cat sum)" = "$(cksum <in)" ]
+	[ "$(cat err)" = "retry: attempt 1/5 failed with exit 1; next in 0.010s
+retry: attempt 2/5 failed with exit 1; next in 0.020s
+retry: attempt 3/5 failed with exit 1; next in 0.040s" ]
+}
+
+@test "--replay-stdin: input still arriving reaches the first attempt as it comes and later attempts whole" {
+	head -c 200000 /dev/urandom >in
+	{ printf 'ping\n'; cat in; } >whole
+	# The rest comes only once the first attempt has read "ping" and
+	# the second has started.
+	{
+		printf 'ping\n'
+		wait_for got-ping && wait_for started-2
+		sleep 0.05
+		cat in
+	} | "$RETRY" -I -n 3 -b 10ms -j none sh -c '
+		case $RETRY_ATTEMPT in
+		1) read -r line; echo "$line" >got-ping; exit 1 ;;
+		2) touch started-2; cksum >sum2; exit 1 ;;
+		*) cksum >sum3 ;;
+		esac' 2>err
+	[ "$(cat got-ping)" = ping ]
+	[ "$(cat sum2)" = "$(cksum <whole)" ]
+	[ "$(cat sum3)" = "$(cksum <whole)" ]
+}
+
+@test "--replay-stdin: empty input ends for every attempt" {
+	rc=0
+	: | timeout 5 "$RETRY" -I -n 2 -b 10ms -j none \
+	    sh -c 'wc -c >>counts; exit 1' 2>/dev/null || rc=$?
+	[ "$rc" -eq 1 ]
+	[ "$(cat counts)" = "0
+0" ]
+}
+
+@test "--replay-stdin: a closed stdin is an empty one for every attempt" {
+	rc=0
+	timeout 5 "$RETRY" -I -n 2 -b 10ms -j none \
+	    sh -c 'wc -c >>counts; exit 1' <&- 2>/dev/null || rc=$?
+	[ "$rc" -eq 1 ]
+	[ "$(cat counts)" = "0
+0" ]
+}
+
+@test "--replay-stdin refuses a terminal: exit 125, one line, nothing run, nothing left" {
+	run -125 "$PTYRUN" -- "$RETRY" -I sh -c 'touch ran'
+	[ "$output" = $'retry: --replay-stdin: standard input is a terminal\r' ]
+	[ ! -e ran ]
+	[ "$(tmp_files)" = "" ]
+}
+
+@test "temporary files are gone however retry ends: success, failure, SIGTERM in a delay, usage errors" {
+	[ "$(tmp_files)" = "" ]
+	echo data | "$RETRY" -I -O --report r.json -n 2 -b 10ms -j none \
+	    sh -c 'cat; [ "$RETRY_ATTEMPT" = 2 ]' >out 2>err
+	[ "$(cat out)" = data ]
+	[ "$(tmp_files)" = "" ]
+	rc=0
+	echo data | "$RETRY" -I -O --report r.json -n 2 -b 10ms -j none \
+	    --on-output x sh -c 'cat; exit 1' >out 2>err || rc=$?
+	[ "$rc" -eq 1 ]
+	[ "$(tmp_files)" = "" ]
+
+	awk 'BEGIN { for (i = 1; i <= 100000; i++) print i }' | "$RETRY" -I -O --report r.json -b 20s -j none \
+	    --on-output x sh -c 'cat; exit 1' >out 2>err 3>&- &
+	echo $! >bg.pid
+	wait_for_text err 'next in 20.000s'
+	[ "$(tmp_files)" = "" ]	# -I and -O: files without a name
+	stop_and_time TERM "$(cat bg.pid)"
+	[ "$rc" -eq 143 ]
+	[ "$(tmp_files)" = "" ]
+
+	run -125 "$RETRY" --no-such-option true
+	run -125 "$RETRY" -I -O --report nodir/r.json true
+	run -125 "$RETRY" -I -O --on-output '(' true
+	[ "$(tmp_files)" = "" ]
+}
+
+# ---- Slow -------------------------------------------------------------------
+
+# bats test_tags=slow
+@test "--replay-stdin: 1 GiB reaches every attempt whole with retry's peak RSS under 4 MiB" {
+	[ -z "${TEST_SANITIZED:-}" ] || skip "memory is measured without sanitizers"
+	rc=0
+	head -c 1073741824 /dev/zero | timeout 100 "$RETRY" -I -n 2 -b 10ms -j none sh -c '
+		wc -c >>counts
+		grep VmHWM "/proc/$PPID/status" >>hwm
+		exit 1' 2>err || rc=$?
+	[ "$rc" -eq 1 ]
+	[ "$(cat counts)" = "1073741824
+1073741824" ]
+	cat hwm
+	while read -r _ kb _; do
+		[ "$kb" -lt 4096 ]
+	done <hwm
+	[ "$(tmp_files)" = "" ]
+}
