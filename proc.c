@@ -439,6 +439,11 @@ exec_path(char *const argv[])
 	size_t dlen, flen = strlen(argv[0]);
 	int denied = 0;
 
+	/* As execvp(3) and a shell: no file has an empty name. */
+	if (flen == 0) {
+		errno = ENOENT;
+		return;
+	}
 	if (strchr(argv[0], '/') != NULL) {
 		exec_file(argv[0], argv);
 		return;

@@ -192,6 +192,14 @@ retry: attempt 3/3 failed with exit 3; giving up: no attempts left"
 	    '^retry: 1 attempt in [0-9]+\.[0-9]{3}s, 0\.000s asleep; stopped: cannot run the command$'
 }
 
+@test "an empty command name: 127 'No such file or directory', as a shell and env(1) say" {
+	run -127 --separate-stderr "$RETRY" -b 10s ''
+	expect_stderr "retry: cannot run '': No such file or directory"
+	# Whatever PATH holds: an empty entry or a directory is no command.
+	run -127 --separate-stderr env PATH=:/usr/bin "$RETRY" -b 10s ''
+	expect_stderr "retry: cannot run '': No such file or directory"
+}
+
 @test "a file that cannot be executed: 126, one attempt, never retried" {
 	printf '#!/bin/sh\necho ran >>st\n' >notexec
 	chmod 644 notexec
