@@ -7,6 +7,7 @@
 #include "compat.h"	/* first: the feature macros */
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,9 +64,24 @@ derived_key(char *buf, size_t size, const char *inherited,
 }
 
 /*
+ * Whether this run is an attempt (or a hook) of an outer retry: that one
+ * marks its attempts with RETRY_ATTEMPT, a number from 1.  A key that
+ * came without it is a caller's own, which the caller meant to be used.
+ */
+static int
+under_outer_retry(void)
+{
+	const char *attempt = getenv("RETRY_ATTEMPT");
+	long n;
+
+	return attempt != NULL && parse_count(attempt, LONG_MAX, &n) == NULL &&
+	    n >= 1;
+}
+
+/*
  * The key for every attempt: --key (given), else one derived from an
- * outer retry's key and this run's command, else a new random UUID
- * (version 4) written into buf.
+ * outer retry's key and this run's command, else a caller's key as it
+ * came, else a new random UUID (version 4) written into buf.
  */
 static const char *
 idempotency_key(const char *given, char *const argv[], char *buf,
@@ -76,8 +92,12 @@ idempotency_key(const char *given, char *const argv[], char *buf,
 
 	if (given != NULL)
 		return given;
-	if (inherited != NULL && *inherited != '\0')
+	if (inherited == NULL || *inherited == '\0')
+		;	/* none: a new one below */
+	else if (under_outer_retry())
 		return derived_key(buf, size, inherited, argv);
+	else
+		return inherited;	/* the caller's own, such as a CI job's id */
 	random_key_bytes(u);
 	return uuid(buf, size, u, 4);
 }

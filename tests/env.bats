@@ -107,7 +107,8 @@ derived() {
 }
 
 @test "a nested run derives its key from the inherited one and its command line (UUID v8, SHA-256)" {
-	run -0 env RETRY_IDEMPOTENCY_KEY=from-outside \
+	# Under an outer retry: it marks its attempts with RETRY_ATTEMPT.
+	run -0 env RETRY_IDEMPOTENCY_KEY=from-outside RETRY_ATTEMPT=2 \
 	    "$RETRY" -q -b 10ms flaky "$state" 1
 	local want
 	want=$(derived from-outside flaky "$state" 1)
@@ -139,6 +140,18 @@ derived() {
 	[ "$(awk '$1 == "order-1" { print $2; exit }' keys)" = \
 	    "$(derived "$outer" sh -c "echo \"order-1 \$RETRY_IDEMPOTENCY_KEY\" >>keys")" ]
 	[ "$(awk '$1 == "step2" { print $2; exit }' keys)" = "$outer-step2" ]
+}
+
+@test "a caller's own RETRY_IDEMPOTENCY_KEY, with no outer retry, is every attempt's key as it came" {
+	# A CI job that exports its own id: no RETRY_ATTEMPT marks an outer retry.
+	run -0 env RETRY_IDEMPOTENCY_KEY=ci-job-4711 "$RETRY" -q -b 10ms \
+	    flaky "$state" 1
+	[ "$(cat "$state")" = "$(printf '1 ci-job-4711\n2 ci-job-4711')" ]
+	# Nor does a RETRY_ATTEMPT that is not an attempt's number.
+	: >"$state"
+	run -0 env RETRY_IDEMPOTENCY_KEY=ci-job-4711 RETRY_ATTEMPT=x \
+	    "$RETRY" -q -b 10ms flaky "$state" 1
+	[ "$(cat "$state")" = "$(printf '1 ci-job-4711\n2 ci-job-4711')" ]
 }
 
 @test "an empty inherited RETRY_IDEMPOTENCY_KEY gets a new UUID" {
