@@ -698,6 +698,8 @@ watch(const struct limit *lim, struct ending *e)
 		while ((sig = sp_caught()) != 0) {
 			if (e->signal == 0)
 				e->signal = sig;
+			if (sig == SIGINT || sig == SIGQUIT)
+				e->forwarded_int_quit = 1;
 			signal_attempt(sig);
 		}
 		now = monotonic_now();
@@ -746,7 +748,8 @@ proc_run(char *const argv[], const struct limit *lim, struct ending *e)
 		fatal("close");
 	if (e->error == 0)
 		watch(lim, e);
-	e->keyboard = !e->stopped &&
+	/* Not the keyboard's when retry passed one on: someone sent it retry. */
+	e->keyboard = !e->stopped && !e->forwarded_int_quit &&
 	    (e->termsig == SIGINT || e->termsig == SIGQUIT);
 	from_keyboard = lent != 0 && e->keyboard;	/* lent: ours to pass on */
 	take_terminal_back();

@@ -31,6 +31,7 @@ struct ending {
 	int		 termsig;	/* it died of this signal, or 0 */
 	int		 stopped;	/* retry stopped it at the limit */
 	int		 keyboard;	/* SIGINT or SIGQUIT, not retry's */
+	int		 forwarded_int_quit;	/* retry passed one on */
 	int		 signal;	/* a signal retry caught meanwhile, or 0 */
 };
 

@@ -91,3 +91,22 @@ PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 	[ "$status" -eq 137 ]
 	[[ $stderr == *"ptyrun: stopped by signal $(kill -l TTIN)"* ]]
 }
+
+@test "SIGINT sent to retry's PID by another process while the attempt holds the terminal is not the keyboard's: retry's group does not get it" {
+	cd "$BATS_TEST_TMPDIR"
+	# A sibling in retry's process group, as a calling script would be:
+	# sh starts it, then retry takes sh's place as the group's leader.
+	( wait_for rpid 100 && kill -INT "$(cat rpid)" ) 3>&- &
+	run --separate-stderr "$PTYRUN" -o ready -- sh -c '
+		with-signals -d INT catch-signal sib &
+		while [ ! -e sib.ready ]; do sleep 0.01; done
+		exec "$0" -n 3 -b 10ms sh -c "echo \$PPID >rpid; echo ready; read -r line"' \
+	    "$RETRY"
+	echo "status $status, output: $output"
+	kill "$(cat sib.ready)" 2>/dev/null || true
+	# retry forwarded it and died of it, as a run told to stop does ...
+	[ "$status" -eq 130 ]
+	[[ $output == *"retry: attempt 1/3 killed by SIGINT; giving up: interrupted by SIGINT"* ]]
+	# ... but did not pass it on as if the terminal had sent it.
+	[ ! -e sib ] || [ "$(cat sib)" != INT ]
+}
