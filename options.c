@@ -198,6 +198,35 @@ near_miss(const char *typed)
 }
 
 /*
+ * curl's words for its own retries, which people bring to retry: what
+ * each means here, or NULL for a word that is not one of them.
+ */
+static const char *
+curl_word(const char *name, size_t len)
+{
+	static const struct {
+		const char	*name;
+		const char	*here;
+	} words[] = {
+		{ "retry", "a count of retries in curl: write -n N for "
+		    "attempts in all (curl's --retry 3 is -n 4)" },
+		{ "retry-delay", "a fixed delay in curl: write -b DUR -f 1 "
+		    "-j none" },
+		{ "retry-max-time", "curl's limit on its retrying: write -D DUR "
+		    "(--deadline)" },
+		{ "max-time", "curl's limit on each transfer: write -T DUR "
+		    "(--timeout) for each attempt, -D DUR for the whole run" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strlen(words[i].name) == len &&
+		    strncmp(name, words[i].name, len) == 0)
+			return words[i].here;
+	return NULL;
+}
+
+/*
  * getopt_long found no option or no value; says which, as typed.  A value
  * is missing only at the end, so the last word read is the option; an
  * unknown letter can be inside a bundle, so it is named alone.
@@ -217,6 +246,10 @@ bad_option(int c, const char *typed, char *err, size_t size)
 	if (optopt == 0 && ambiguous(typed, &one, &two))
 		return failure(err, size, "ambiguous option '%.*s': --%s or "
 		    "--%s?", len, typed, one, two);
+	if (optopt == 0 && (near = curl_word(typed + 2, (size_t)len - 2)) !=
+	    NULL)
+		return failure(err, size, "unknown option '%.*s': it is %s",
+		    len, typed, near);
 	if (optopt == 0 && (near = near_miss(typed)) != NULL)
 		return failure(err, size, "unknown option '%.*s': did you mean "
 		    "--%s?", len, typed, near);
@@ -416,6 +449,12 @@ foreign(int c, const char *opt, const char *arg, char *err, size_t size)
 		    "tools: write -n %s for attempts or --timeout %s", opt, arg,
 		    n);
 	case 'd':
+		/* No delay at all is refused here: the least is -b 1ms. */
+		if (strspn(n, "0.") > 0 && (n[strspn(n, "0.")] == '\0' ||
+		    strchr("123456789", n[strspn(n, "0.")]) == NULL))
+			return failure(err, size, "%s is a fixed delay in other "
+			    "retry tools: write -b 1ms -f 1 -j none for the "
+			    "least there is", opt);
 		return failure(err, size, "%s is a fixed delay in other retry "
 		    "tools: write -b %s -f 1 -j none for one, or --deadline %s "
 		    "for a limit on the whole run", opt, n, n);

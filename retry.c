@@ -329,6 +329,9 @@ pass_gate(const struct policy *p, struct run *r)
 			}
 			return RUNNING;
 		}
+		/* One that would pass the deadline is no wait: the run ends. */
+		if (g.wait >= r->deadline - monotonic_now())
+			return g.end;
 		tell_wait(p, r, g.reason, g.wait, NULL, NULL);
 		if ((o = pause_until(r, monotonic_now() + g.wait, g.end)) !=
 		    RUNNING)

@@ -31,9 +31,10 @@ say_policy(const struct policy *p, const struct run *r)
 	for (i = 0; i < 256; i++)
 		if (codes_has(&p->on, i) && !codes_has(&p->stop_on, i))
 			codes_add(&retry_on, i);
-	detail("policy: %ld attempts (0: no limit), delay %s x %g up to %s "
+	detail("policy: %ld attempt%s (0: no limit), delay %s x %g up to %s "
 	    "with %s jitter, retry on %s, timeout %s, deadline %s, key %s",
-	    p->attempts, fmt_duration(base, sizeof(base), p->base), p->factor,
+	    p->attempts, p->attempts == 1 ? "" : "s",
+	    fmt_duration(base, sizeof(base), p->base), p->factor,
 	    fmt_duration(cap, sizeof(cap), p->cap), jitter_name(p->jitter),
 	    fmt_codes(on, sizeof(on), &retry_on),
 	    p->timeout ? fmt_duration(timeout, sizeof(timeout), p->timeout) :
@@ -244,9 +245,9 @@ say_why(const struct policy *p, const struct run *r)
 		say("circuit %s stays open past the deadline; giving up",
 		    p->circuit);
 		break;
-	case BUDGET_SPENT:
-		say("%s %s; giving up: the retry budget of circuit %s is spent "
-		    "past the deadline", label, end, p->circuit);
+	case BUDGET_SPENT:	/* its attempt was said with its "next in" */
+		say("the retry budget of circuit %s stays spent past the "
+		    "deadline; giving up", p->circuit);
 		break;
 	case STORE_DOWN:
 		say("%s; giving up (--store-fail closed)", r->store_err);

@@ -138,9 +138,9 @@ run_ends() {
 	    75 -- --circuit c --trip 1 --cool 1h -n 3 -b 1ms -D 2s false
 }
 
-@test "outcome budget spent: the status, budget_spent, 'the retry budget ... is spent past the deadline'" {
+@test "outcome budget spent: the status, budget_spent, 'the retry budget ... stays spent past the deadline'" {
 	run_ends 1 budget_spent \
-	    '^retry: attempt 2/5 failed with exit 1; giving up: the retry budget of circuit b is spent past the deadline$' \
+	    '^retry: the retry budget of circuit b stays spent past the deadline; giving up$' \
 	    "last:the retry budget stays spent past the deadline" -- --circuit b --budget 1/1h \
 	    -n 5 -b 1ms -j none -D 2s false
 }

@@ -200,6 +200,11 @@ retry: attempt 3/3 failed with exit 3; giving up: no attempts left"
 	expect_stderr "retry: cannot run '': No such file or directory"
 }
 
+@test "-v's policy line counts one attempt in the singular" {
+	run -0 --separate-stderr "$RETRY" -v -n 1 -K k true
+	matches "${stderr_lines[0]}" '^retry: policy: 1 attempt \(0: no limit\), '
+}
+
 @test "a file that cannot be executed: 126, one attempt, never retried" {
 	printf '#!/bin/sh\necho ran >>st\n' >notexec
 	chmod 644 notexec

@@ -350,7 +350,18 @@ usage_error() {
 	usage_error "--until is a condition in other retry tools: write -o CODES for the statuses to retry (-o 0: until it fails) and -x for those never to retry" --until=success
 	usage_error "-w is a condition in other retry tools: write -o CODES for the statuses to retry, as in -o 1-255" -w 1
 	usage_error "--while is a condition in other retry tools: write -o CODES for the statuses to retry, as in -o 1-255" --while 1
+	# No delay at all: what it points to (-b 0s) would itself be refused.
+	usage_error "-d is a fixed delay in other retry tools: write -b 1ms -f 1 -j none for the least there is" -d 0
+	usage_error "--delay is a fixed delay in other retry tools: write -b 1ms -f 1 -j none for the least there is" --delay=0.0
+	usage_error "-d is a fixed delay in other retry tools: write -b 0.05 -f 1 -j none for one, or --deadline 0.05 for a limit on the whole run" -d 0.05
 	# What means the same: -h, --help, --version.
 	run -0 "$RETRY" -h
 	run -0 "$RETRY" --version
+}
+
+@test "curl's --retry, --retry-delay, --retry-max-time and --max-time are refused with what they are here" {
+	usage_error "unknown option '--retry': it is a count of retries in curl: write -n N for attempts in all (curl's --retry 3 is -n 4)" --retry 3
+	usage_error "unknown option '--retry-delay': it is a fixed delay in curl: write -b DUR -f 1 -j none" --retry-delay=2
+	usage_error "unknown option '--retry-max-time': it is curl's limit on its retrying: write -D DUR (--deadline)" --retry-max-time 60
+	usage_error "unknown option '--max-time': it is curl's limit on each transfer: write -T DUR (--timeout) for each attempt, -D DUR for the whole run" --max-time 10
 }
