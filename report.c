@@ -10,7 +10,6 @@
 
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "scratch.h"
+#include "outfile.h"
 #include "parse.h"
 #include "clock.h"
 #include "event.h"
@@ -62,20 +61,13 @@ put_seconds(FILE *f, int64_t ns)
 }
 
 /*
- * Says up front whether the report can be written, so that a path that
- * cannot take it is a usage error before anything runs: a directory is
- * refused; a regular file, or a path that does not exist yet, needs a
- * directory that retry may write (its temporary file is made there at the
- * end); a device, a FIFO or a symbolic link is opened at the end and
- * written in place.  The attempts wait in memory: nothing is made now.
+ * Says up front whether the report can be written (outfile_check()), so
+ * that a path that cannot take it is a usage error before anything runs.
+ * The attempts wait in memory: nothing is made now.
  */
 int
 report_open(struct report *rep, const char *path)
 {
-	struct stat st;
-	const char *slash;
-	size_t len;
-
 	memset(rep, 0, sizeof(*rep));
 	rep->path = path;
 	if ((rep->spool = open_memstream(&rep->attempts_text,
@@ -83,33 +75,7 @@ report_open(struct report *rep, const char *path)
 		return -1;
 	if (strcmp(path, "-") == 0)
 		return 0;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		errno = EISDIR;	/* also through a symbolic link */
-		return -1;
-	}
-	if (lstat(path, &st) == -1) {
-		if (errno != ENOENT)
-			return -1;
-	} else if (!S_ISREG(st.st_mode)) {
-		rep->in_place = 1;
-		return 0;
-	}
-	/* The directory of path, where the temporary file will be. */
-	if ((slash = strrchr(path, '/')) == NULL)
-		(void)snprintf(rep->dir, sizeof(rep->dir), ".");
-	else if ((len = (size_t)(slash - path)) >= sizeof(rep->dir)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	} else
-		(void)snprintf(rep->dir, sizeof(rep->dir), "%.*s",
-		    (int)(len == 0 ? 1 : len), path);
-	if (stat(rep->dir, &st) == -1)
-		return -1;
-	if (!S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
-		return -1;
-	}
-	return faccessat(AT_FDCWD, rep->dir, W_OK | X_OK, AT_EACCESS);
+	return outfile_check(&rep->out, path, DEVICES_IN_PLACE);
 }
 
 int
@@ -144,81 +110,6 @@ report_attempt(struct report *rep, const struct attempt_record *a)
 	return ferror(f) ? -1 : 0;
 }
 
-/* "PATH.retry-PID", the temporary file of the process pid for path. */
-static int
-temp_name(char *buf, size_t size, const char *path, long pid)
-{
-	if (snprintf(buf, size, "%s.retry-%ld", path, pid) < (int)size)
-		return 0;
-	errno = ENAMETOOLONG;
-	return -1;
-}
-
-/*
- * Removes the temporary files that killed runs left beside path: those
- * named for a process that is gone.
- */
-static void
-sweep(const struct report *rep)
-{
-	char prefix[PATH_MAX], name[PATH_MAX];
-	const char *base = strrchr(rep->path, '/');
-	struct dirent *de;
-	size_t plen;
-	char *end;
-	long pid;
-	DIR *d;
-
-	base = base == NULL ? rep->path : base + 1;
-	(void)snprintf(prefix, sizeof(prefix), "%s.retry-", base);
-	plen = strlen(prefix);
-	if ((d = opendir(rep->dir)) == NULL)
-		return;		/* the rename will say what is wrong */
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, prefix, plen) != 0)
-			continue;
-		pid = strtol(de->d_name + plen, &end, 10);
-		if (*end != '\0' || !owner_gone(pid))
-			continue;
-		if (snprintf(name, sizeof(name), "%s/%s", rep->dir,
-		    de->d_name) < (int)sizeof(name))
-			(void)unlink(name);	/* another run may be first */
-	}
-	(void)closedir(d);	/* read only: nothing to lose */
-}
-
-/*
- * Where the object goes: stderr for "-"; a device, FIFO or symbolic link
- * opened as it is (O_NONBLOCK first, so that a FIFO without a reader
- * fails instead of waiting); else a new temporary file beside path,
- * renamed over it once whole, so that a reader never sees half a report.
- */
-static FILE *
-open_out(struct report *rep)
-{
-	int fd, flags;
-
-	if (strcmp(rep->path, "-") == 0)
-		return stderr;
-	if (rep->in_place) {
-		if ((fd = open(rep->path, O_WRONLY | O_NONBLOCK | O_TRUNC |
-		    O_CLOEXEC)) == -1 || (flags = fcntl(fd, F_GETFL)) == -1 ||
-		    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1)
-			return NULL;
-		return fdopen(fd, "w");
-	}
-	sweep(rep);
-	if (temp_name(rep->temp, sizeof(rep->temp), rep->path,
-	    (long)getpid()) == -1)
-		return NULL;
-	if ((fd = open(rep->temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0600)) == -1) {
-		rep->temp[0] = '\0';
-		return NULL;
-	}
-	return fdopen(fd, "w");
-}
-
 /*
  * Writes the whole object; on failure the temporary file is removed and
  * errno says why.
@@ -235,7 +126,8 @@ report_finish(struct report *rep, char *const argv[], const char *outcome,
 		report_abandon(rep);
 		return -1;
 	}
-	if ((f = open_out(rep)) == NULL) {
+	if ((f = strcmp(rep->path, "-") == 0 ? stderr :
+	    outfile_open(&rep->out, 0600)) == NULL) {
 		report_abandon(rep);
 		return -1;
 	}
@@ -262,12 +154,10 @@ report_finish(struct report *rep, char *const argv[], const char *outcome,
 		report_abandon(rep);
 		return e ? -1 : 0;
 	}
-	if ((ferror(f) | (fclose(f) == EOF)) ||
-	    (rep->temp[0] != '\0' && rename(rep->temp, rep->path) == -1)) {
+	if (outfile_close(&rep->out, f) == -1) {
 		report_abandon(rep);
 		return -1;
 	}
-	rep->temp[0] = '\0';
 	report_abandon(rep);
 	return 0;
 }
@@ -278,9 +168,10 @@ report_abandon(struct report *rep)
 {
 	int e = errno;
 
-	if (rep->temp[0] != '\0' && unlink(rep->temp) == -1 && errno != ENOENT)
+	if (rep->path != NULL && strcmp(rep->path, "-") != 0) {
+		outfile_abandon(&rep->out);
 		e = errno;
-	rep->temp[0] = '\0';
+	}
 	if (rep->spool != NULL && fclose(rep->spool) == EOF)
 		e = errno;
 	rep->spool = NULL;

@@ -13,11 +13,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "outfile.h"
+
 struct report {
 	const char	*path;		/* "-": stderr */
-	int		 in_place;	/* a device, FIFO or link: written as is */
-	char		 dir[PATH_MAX];	/* else the temporary file goes here */
-	char		 temp[PATH_MAX];/* at the end, renamed over path */
+	struct outfile	 out;		/* else where it goes */
 	FILE		*spool;		/* the attempts so far, in memory */
 	char		*attempts_text;
 	size_t		 attempts_len;
