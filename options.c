@@ -21,7 +21,8 @@ enum {
 	OPT_DRY_RUN = 256, OPT_SEED, OPT_ON_OUTPUT, OPT_STOP_ON_OUTPUT,
 	OPT_REPORT, OPT_SPLAY, OPT_CIRCUIT, OPT_TRIP, OPT_COOL, OPT_BUDGET,
 	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_RESET, OPT_STORE, OPT_STORE_TIMEOUT,
-	OPT_STORE_FAIL
+	OPT_STORE_FAIL, OPT_METRICS, OPT_ON_RETRY, OPT_ON_GIVEUP,
+	OPT_ON_SUCCESS, OPT_RESET_AFTER
 };
 
 /*
@@ -40,6 +41,8 @@ const char help_text[] =
     "  -T, --timeout DUR     stop an attempt that runs longer than DUR\n"
     "  -s, --signal SIG      signal that stops an attempt (TERM)\n"
     "  -k, --kill-after DUR  SIGKILL a stopped attempt still alive after DUR (10s)\n"
+    "      --reset-after DUR  count attempts and delays afresh after an attempt\n"
+    "                        that ran DUR or longer before it failed\n"
     "Backoff:\n"
     "  -b, --base DUR        first delay step (1s)\n"
     "  -f, --factor X        growth of the step per attempt, at least 1 (2)\n"
@@ -65,14 +68,20 @@ const char help_text[] =
     "  -v, --verbose         also print the policy, each delay's origin, a summary\n"
     "  -h, --help            print this help and exit\n"
     "  -V, --version         print the version and exit\n"
-    "Dry run and report:\n"
+    "Dry run, report and metrics:\n"
     "      --dry-run         print the delay schedule and exit, running nothing\n"
     "      --report FILE     write a JSON report of the run to FILE (- for stderr)\n"
+    "      --metrics FILE    write the run's Prometheus metrics to FILE at its end\n"
+    "Hooks, each a command for /bin/sh -c:\n"
+    "      --on-retry CMD    after a failed attempt, before the next\n"
+    "      --on-giveup CMD   once, when the run ends without success\n"
+    "      --on-success CMD  once, when the run ends with success\n"
+
     "\n"
     "DUR is a number with a unit ms, s, m or h, or several (1m30s); no unit\n"
     "means seconds.  CODES lists exit statuses and ranges, such as 1,75-78.\n"
     "A command killed by signal S has status 128+S.  See retry(1), and\n"
-    "retry-formats(5) for the report.\n";
+    "retry-formats(5) for the report and the metrics.\n";
 
 static const struct option longopts[] = {
 	{ "attempts",	required_argument,	NULL, 'n' },
@@ -93,12 +102,17 @@ static const struct option longopts[] = {
 	{ "key",	required_argument,	NULL, 'K' },
 	{ "kill-after",	required_argument,	NULL, 'k' },
 	{ "max-delay",	required_argument,	NULL, 'c' },
+	{ "metrics",	required_argument,	NULL, OPT_METRICS },
 	{ "message",	required_argument,	NULL, 'm' },	/* foreign */
 	{ "on",		required_argument,	NULL, 'o' },
+	{ "on-giveup",	required_argument,	NULL, OPT_ON_GIVEUP },
 	{ "on-output",	required_argument,	NULL, OPT_ON_OUTPUT },
+	{ "on-retry",	required_argument,	NULL, OPT_ON_RETRY },
+	{ "on-success",	required_argument,	NULL, OPT_ON_SUCCESS },
 	{ "quiet",	no_argument,		NULL, 'q' },
 	{ "replay-stdin", no_argument,		NULL, 'I' },
 	{ "report",	required_argument,	NULL, OPT_REPORT },
+	{ "reset-after", required_argument,	NULL, OPT_RESET_AFTER },
 	{ "seed",	required_argument,	NULL, OPT_SEED },
 	{ "signal",	required_argument,	NULL, 's' },
 	{ "splay",	required_argument,	NULL, OPT_SPLAY },
@@ -360,6 +374,18 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 		return *arg == '\0' ? "must not be empty" : NULL;
 	case OPT_SPLAY:
 		return parse_duration(arg, &p->splay);
+	case OPT_METRICS:
+		p->metrics = arg;
+		return *arg == '\0' ? "must not be empty" : NULL;
+	case OPT_ON_RETRY:
+	case OPT_ON_GIVEUP:
+	case OPT_ON_SUCCESS:
+		p->hooks[c == OPT_ON_RETRY ? HOOK_RETRY : c == OPT_ON_GIVEUP ?
+		    HOOK_GIVEUP : HOOK_SUCCESS] = arg;
+		return arg[strspn(arg, " \t\n")] == '\0' ?
+		    "must not be empty (a command for /bin/sh -c)" : NULL;
+	case OPT_RESET_AFTER:
+		return positive_duration(arg, &p->reset_after);
 	case OPT_CIRCUIT:
 	case OPT_CIRCUIT_STATUS:
 	case OPT_CIRCUIT_RESET:

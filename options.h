@@ -17,6 +17,9 @@
 enum parsed { PARSED_RUN, PARSED_HELP, PARSED_VERSION, PARSED_ERROR };
 enum circuit_command { CIRCUIT_RUN, CIRCUIT_STATUS, CIRCUIT_RESET };
 
+/* The hooks, in the order of --on-retry, --on-giveup and --on-success. */
+enum hook { HOOK_RETRY, HOOK_GIVEUP, HOOK_SUCCESS, NHOOKS };
+
 struct pattern {
 	regex_t		 re;
 	int		 set;
@@ -40,6 +43,9 @@ struct policy {
 	int		 replay_stdin, buffer_stdout;
 	struct pattern	 on_output, stop_output;
 	const char	*report;	/* file for the JSON report, "-": stderr */
+	const char	*metrics;	/* file for the Prometheus metrics */
+	const char	*hooks[NHOOKS];	/* --on-retry, --on-giveup, --on-success */
+	int64_t		 reset_after;	/* ns; 0: never */
 	int64_t		 splay;		/* ns; 0: none */
 	const char	*circuit;	/* NAME, or NULL */
 	enum circuit_command circuit_command;

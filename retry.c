@@ -28,6 +28,7 @@
 #include "event.h"
 #include "gate.h"
 #include "outcome.h"
+#include "metrics.h"
 #include "report.h"
 #include "run.h"
 #include "say.h"
@@ -51,11 +52,12 @@ static void	 end_run(const struct policy *, struct run *) NORETURN;
 static struct relay	 io;		/* the attempts' stdio */
 
 /*
- * Who hears the story of the run (event.h), in this order: the report
- * first, so that it is whole before the messages' last line.
+ * Who hears the story of the run (event.h), in this order: the files
+ * first, so that they are whole before the messages' last line.
  */
 static void (*const listeners[])(const struct event *) = {
 	report_event,
+	metrics_event,
 	say_event,
 };
 
@@ -226,6 +228,7 @@ clean_up(void)
 {
 	hint_close();
 	report_drop();
+	metrics_drop();
 }
 
 /*
@@ -260,9 +263,12 @@ begin_run(const struct policy *p, struct run *r)
 		fatalx("--replay-stdin: standard input is a terminal");
 	if (p->report != NULL)
 		report_start(p->report);
+	if (p->metrics != NULL)
+		metrics_start(p->metrics);
 	if (atexit(clean_up) != 0)
 		fatal("atexit");
 	r->start = monotonic_now();
+	r->start_real = realtime_now();
 	r->deadline = find_deadline(p->deadline, r->start, &outer);
 	export_environment(p->key, p->argv, p->attempts, r->deadline, outer);
 	tell_kind(RUN_BEGINS, p, r);

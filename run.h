@@ -18,6 +18,7 @@ enum timed_out { NOT_TIMED_OUT, TIMED_OUT, AT_DEADLINE };
 /* How the run is going. */
 struct run {
 	int64_t		 start, deadline;	/* monotonic ns; NEVER: none */
+	int64_t		 start_real;		/* the start, as real time */
 	struct backoff	 backoff;
 	struct rng	 rng;			/* the schedule's draws */
 	struct rng	 aside;			/* all other draws */

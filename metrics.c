@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * --metrics FILE: at the end of the run, its gauges in the Prometheus
+ * text exposition format, written whole (outfile.c) for node_exporter's
+ * textfile collector; the last success is carried over from the FILE
+ * that the job's previous run wrote.
+ */
+#include "compat.h"	/* first: the feature macros */
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "event.h"
+#include "metrics.h"
+#include "msg.h"
+#include "outcome.h"
+#include "outfile.h"
+#include "run.h"
+
+#define OLD_MAX		65536	/* of the previous FILE, read at most */
+
+static struct outfile	 out;
+static int		 writing;	/* --metrics, not yet written */
+static char		 job[256];	/* the job label's value, escaped */
+
+/*
+ * The job label: FILE's name less ".prom".  Every job writes its own
+ * FILE into the collector's directory, so the name tells the jobs apart
+ * there, where node_exporter refuses two files with the same series.
+ * Escaped as the format wants a label value: \\, \" and \n.
+ */
+static void
+name_job(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t len, i, at = 0;
+
+	base = base == NULL ? path : base + 1;
+	len = strlen(base);
+	if (len > 5 && strcmp(base + len - 5, ".prom") == 0)
+		len -= 5;
+	for (i = 0; i < len && at + 3 < sizeof(job); i++) {
+		if (base[i] == '\\' || base[i] == '"' || base[i] == '\n') {
+			job[at++] = '\\';
+			job[at++] = base[i] == '\n' ? 'n' : base[i];
+		} else
+			job[at++] = base[i];
+	}
+	job[at] = '\0';
+}
+
+/*
+ * --metrics FILE: checked now, so that a directory that cannot take it is
+ * a usage error before anything runs; written when the run ends.  A
+ * symbolic link or a FIFO at FILE is replaced, never written through.
+ */
+void
+metrics_start(const char *path)
+{
+	if (outfile_check(&out, path, NEVER_IN_PLACE) == -1)
+		fatalx("--metrics '%s': %s", path, strerror(errno));
+	name_job(path);
+	writing = 1;
+}
+
+/* A gauge's HELP and TYPE lines. */
+static void
+gauge(FILE *f, const char *name, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+/* ns as seconds with up to 9 decimals, as the format reads a float. */
+static void
+put_seconds(FILE *f, int64_t ns)
+{
+	fprintf(f, "%lld.%09lld\n", (long long)(ns / NS_PER_SEC),
+	    (long long)(ns % NS_PER_SEC));
+}
+
+/*
+ * The last success that the job's previous FILE says, as it wrote it
+ * (digits and a point), into buf; "0" when there is none, or when the
+ * FILE is not a regular file of this user's (then it is not ours to
+ * believe).  Nothing there can hold retry: O_NONBLOCK, O_NOFOLLOW.
+ */
+static void
+last_success_before(char *buf, size_t size)
+{
+	static char old[OLD_MAX + 1];
+	char key[sizeof(job) + 64];
+	const char *at;
+	struct stat st;
+	ssize_t n = -1;
+	size_t len;
+	int fd;
+
+	(void)snprintf(buf, size, "0");
+	if ((fd = open(out.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == geteuid())
+		n = read(fd, old, OLD_MAX);
+	if (close(fd) == -1 || n <= 0)
+		return;
+	old[n] = '\0';
+	(void)snprintf(key, sizeof(key),
+	    "\nretry_last_success_timestamp_seconds{job=\"%s\"} ", job);
+	if ((at = strstr(old, key)) == NULL)
+		return;
+	at += strlen(key);
+	len = strspn(at, "0123456789.");
+	if (len == 0 || len >= size || (at[len] != '\n' && at[len] != '\0'))
+		return;
+	memcpy(buf, at, len);
+	buf[len] = '\0';
+}
+
+/* The gauges, each with its HELP and TYPE. */
+static void
+put_metrics(FILE *f, const struct event *ev, int64_t end_real,
+    const char *last_success)
+{
+	const struct run *r = ev->run;
+	int passed = ev->status == 0 && r->attempt > 0;
+
+	gauge(f, "retry_run_start_timestamp_seconds",
+	    "When the job's last run began, as Unix time.");
+	fprintf(f, "retry_run_start_timestamp_seconds{job=\"%s\"} ", job);
+	put_seconds(f, r->start_real);
+	gauge(f, "retry_run_end_timestamp_seconds",
+	    "When the job's last run ended, as Unix time.");
+	fprintf(f, "retry_run_end_timestamp_seconds{job=\"%s\"} ", job);
+	put_seconds(f, end_real);
+	gauge(f, "retry_last_success_timestamp_seconds",
+	    "When a run of the job last ended with exit status 0, as Unix "
+	    "time; 0: never.");
+	fprintf(f, "retry_last_success_timestamp_seconds{job=\"%s\"} ", job);
+	if (passed)
+		put_seconds(f, end_real);
+	else
+		fprintf(f, "%s\n", last_success);
+	gauge(f, "retry_exit_status", "The exit status of the job's last run.");
+	fprintf(f, "retry_exit_status{job=\"%s\"} %d\n", job, ev->status);
+	gauge(f, "retry_outcome", "How the job's last run ended: 1 for its "
+	    "outcome, the key of retry's report.");
+	fprintf(f, "retry_outcome{job=\"%s\",outcome=\"%s\"} 1\n", job,
+	    outcome_table[r->why].key);
+	gauge(f, "retry_attempts", "Attempts that the job's last run made.");
+	fprintf(f, "retry_attempts{job=\"%s\"} %ld\n", job, r->attempt);
+	gauge(f, "retry_sleep_seconds",
+	    "Time the job's last run slept between attempts.");
+	fprintf(f, "retry_sleep_seconds{job=\"%s\"} ", job);
+	put_seconds(f, r->asleep);
+	gauge(f, "retry_duration_seconds", "How long the job's last run took.");
+	fprintf(f, "retry_duration_seconds{job=\"%s\"} ", job);
+	put_seconds(f, monotonic_now() - r->start);
+	gauge(f, "retry_passed_after_retries",
+	    "1 when the job's last run succeeded after failed attempts.");
+	fprintf(f, "retry_passed_after_retries{job=\"%s\"} %d\n", job,
+	    passed && r->attempt > 1);
+}
+
+/* The listener: the file, written whole when the run ends. */
+void
+metrics_event(const struct event *ev)
+{
+	char last[64];
+	int64_t end_real;
+	FILE *f;
+
+	if (!writing || ev->kind != RUN_ENDS)
+		return;
+	writing = 0;
+	end_real = realtime_now();
+	last_success_before(last, sizeof(last));
+	if ((f = outfile_open(&out, 0644)) == NULL) {
+		warning("--metrics '%s'", out.path);
+		return;
+	}
+	put_metrics(f, ev, end_real, last);
+	if (outfile_close(&out, f) == -1)
+		warning("--metrics '%s'", out.path);
+}
+
+/* On a way out that never came to RUN_ENDS: no temporary file is left. */
+void
+metrics_drop(void)
+{
+	if (writing)
+		outfile_abandon(&out);
+	writing = 0;
+}
