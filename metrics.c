@@ -130,7 +130,7 @@ put_metrics(FILE *f, const struct event *ev, int64_t end_real,
     const char *last_success)
 {
 	const struct run *r = ev->run;
-	int passed = ev->status == 0 && r->attempt > 0;
+	int passed = ev->status == 0 && r->attempts > 0;
 
 	gauge(f, "retry_run_start_timestamp_seconds",
 	    "When the job's last run began, as Unix time.");
@@ -155,7 +155,7 @@ put_metrics(FILE *f, const struct event *ev, int64_t end_real,
 	fprintf(f, "retry_outcome{job=\"%s\",outcome=\"%s\"} 1\n", job,
 	    outcome_table[r->why].key);
 	gauge(f, "retry_attempts", "Attempts that the job's last run made.");
-	fprintf(f, "retry_attempts{job=\"%s\"} %ld\n", job, r->attempt);
+	fprintf(f, "retry_attempts{job=\"%s\"} %ld\n", job, r->attempts);
 	gauge(f, "retry_sleep_seconds",
 	    "Time the job's last run slept between attempts.");
 	fprintf(f, "retry_sleep_seconds{job=\"%s\"} ", job);
@@ -166,7 +166,7 @@ put_metrics(FILE *f, const struct event *ev, int64_t end_real,
 	gauge(f, "retry_passed_after_retries",
 	    "1 when the job's last run succeeded after failed attempts.");
 	fprintf(f, "retry_passed_after_retries{job=\"%s\"} %d\n", job,
-	    passed && r->attempt > 1);
+	    passed && r->attempts > 1);
 }
 
 /* The listener: the file, written whole when the run ends. */

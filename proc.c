@@ -66,6 +66,7 @@ static pid_t		 child;		/* the attempt, also its process group */
 static pid_t		 lent;		/* the group we lent the terminal to */
 static volatile int	 child_error;	/* written by the vfork() child */
 static pid_t		 parent;	/* retry, as the child sees it */
+static const int	*child_fds;	/* the child's stdin, stdout, stderr */
 static char		**sh_argv;	/* /bin/sh FILE ARG...: a script sans #! */
 
 static void	 abandon_attempt(void);
@@ -506,7 +507,7 @@ exec_child(char *const argv[], int lend)
 		    -1)
 			goto fail;
 	for (i = 0; i < 3; i++)
-		if (io->child_fd[i] != -1 && dup2(io->child_fd[i], i) == -1)
+		if (child_fds[i] != -1 && dup2(child_fds[i], i) == -1)
 			goto fail;
 	if (sigprocmask(SIG_SETMASK, &original_mask, NULL) == -1)
 		goto fail;
@@ -743,6 +744,7 @@ proc_run(char *const argv[], const struct limit *lim, struct ending *e)
 	memset(e, 0, sizeof(e[0]));
 	if (relay_prepare(io) == -1)
 		fatal("%s", io->failed);
+	child_fds = io->child_fd;
 	e->error = start(argv, in_foreground());
 	if (relay_forked(io) == -1)
 		fatal("close");
@@ -761,6 +763,31 @@ proc_run(char *const argv[], const struct limit *lim, struct ending *e)
 	/* One that came as the attempt ended, or the one just passed on. */
 	if ((sig = sp_caught()) != 0 && e->signal == 0)
 		e->signal = sig;
+}
+
+/*
+ * Runs a hook's argv once, as an attempt is run (its own process group,
+ * stopped at lim, signals passed on and recorded in *e), but never lent
+ * the terminal: its stdin is /dev/null and its stdout and stderr are
+ * retry's stderr, so that nothing of it mixes with the command's output.
+ */
+void
+proc_run_hook(char *const argv[], const struct limit *lim, struct ending *e)
+{
+	int fds[3];
+
+	memset(e, 0, sizeof(e[0]));
+	if ((fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
+		fatal("/dev/null");
+	fds[1] = fds[2] = STDERR_FILENO;
+	child_fds = fds;
+	e->error = start(argv, 0);
+	if (close(fds[0]) == -1)
+		fatal("close");
+	if (e->error == 0)
+		watch(lim, e);
+	if (e->signal == 0)
+		e->signal = sp_caught();
 }
 
 /* ---- The end ------------------------------------------------------- */

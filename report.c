@@ -103,10 +103,12 @@ report_attempt(struct report *rep, const struct attempt_record *a)
 	fputs(", \"delay\": ", f);
 	if (a->delay >= 0) {
 		put_seconds(f, a->delay);
-		fprintf(f, ", \"delay_from\": \"%s\"}",
+		fprintf(f, ", \"delay_from\": \"%s\"",
 		    a->from_hint ? "hint" : "backoff");
 	} else
-		fputs("null, \"delay_from\": null}", f);
+		fputs("null, \"delay_from\": null", f);
+	/* Only when it did, as "store": the form of 0.2 stays. */
+	fputs(a->reset ? ", \"schedule_reset\": true}" : "}", f);
 	return ferror(f) ? -1 : 0;
 }
 
@@ -204,10 +206,11 @@ record_attempt(const struct run *r, int64_t delay)
 {
 	struct attempt_record a;
 
-	if (recorded == r->attempt)
+	if (recorded == r->attempts)
 		return;
-	recorded = r->attempt;
-	a.number = r->attempt;
+	recorded = r->attempts;
+	a.number = r->attempts;	/* through the run, resets or not */
+	a.reset = r->reset;
 	a.start = r->began - r->start;
 	a.duration = r->ended - r->began;
 	a.status = r->status;

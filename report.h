@@ -30,6 +30,7 @@ struct attempt_record {
 	long		 number;
 	int64_t		 start, duration, delay;
 	int		 status, termsig, timed_out, from_hint;
+	int		 reset;		/* --reset-after started the schedule afresh */
 	int		 error;		/* it could not start: errno, or 0 */
 };
 

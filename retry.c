@@ -27,6 +27,7 @@
 #include "relay.h"
 #include "event.h"
 #include "gate.h"
+#include "hooks.h"
 #include "outcome.h"
 #include "metrics.h"
 #include "report.h"
@@ -117,9 +118,9 @@ tell_kind(enum event_kind kind, const struct policy *p, const struct run *r)
 	tell(&ev);
 }
 
-/* A wait of wait ns begins, for reason (a backoff's draw, a hint's note). */
-static void
-tell_wait(const struct policy *p, const struct run *r, enum wait_reason reason,
+/* A wait of wait ns that begins, for reason (a backoff's draw, a hint's note). */
+static struct event
+wait_of(const struct policy *p, const struct run *r, enum wait_reason reason,
     int64_t wait, const struct step *st, const char *note)
 {
 	struct event ev = event_of(WAIT_BEGINS, p, r);
@@ -128,6 +129,15 @@ tell_wait(const struct policy *p, const struct run *r, enum wait_reason reason,
 	ev.wait = wait;
 	ev.step = st;
 	ev.note = note;
+	return ev;
+}
+
+static void
+tell_wait(const struct policy *p, const struct run *r, enum wait_reason reason,
+    int64_t wait)
+{
+	struct event ev = wait_of(p, r, reason, wait, NULL, NULL);
+
 	tell(&ev);
 }
 
@@ -320,7 +330,7 @@ pass_gate(const struct policy *p, struct run *r)
 	struct event ev;
 
 	for (;;) {
-		g = gate_admit(p, r->attempt > 0, r->deadline, &r->aside);
+		g = gate_admit(p, r->attempts > 0, r->deadline, &r->aside);
 		note_store(r, &g);
 		if (g.kind == GATE_END) {
 			if (g.signal != 0)
@@ -338,7 +348,7 @@ pass_gate(const struct policy *p, struct run *r)
 		/* One that would pass the deadline is no wait: the run ends. */
 		if (g.wait >= r->deadline - monotonic_now())
 			return g.end;
-		tell_wait(p, r, g.reason, g.wait, NULL, NULL);
+		tell_wait(p, r, g.reason, g.wait);
 		if ((o = pause_until(r, monotonic_now() + g.wait, g.end)) !=
 		    RUNNING)
 			return o;
@@ -355,10 +365,10 @@ may_start(const struct policy *p, struct run *r)
 	enum outcome o;
 	int64_t splay, wake;
 
-	if (r->attempt == 0 && p->splay > 0) {
+	if (r->attempts == 0 && p->splay > 0) {
 		splay = splay_delay(p, r);
 		wake = monotonic_now() + splay;
-		tell_wait(p, r, WAIT_SPLAY, splay, NULL, NULL);
+		tell_wait(p, r, WAIT_SPLAY, splay);
 		if ((o = pause_until(r, wake, DEADLINE)) != RUNNING)
 			return o;
 	}
@@ -366,6 +376,9 @@ may_start(const struct policy *p, struct run *r)
 		return o;
 	if ((r->interrupt = sp_caught()) != 0)
 		return INTERRUPTED;
+	/* A fresh look: a hook or a reader may have taken the time left. */
+	if (monotonic_now() >= r->deadline)
+		return DEADLINE;
 	return RUNNING;
 }
 
@@ -404,7 +417,7 @@ count_for_circuit(const struct policy *p, struct run *r)
 		c = COUNTS_SUCCESS;
 	else
 		c = retryable(p, r) ? COUNTS_FAILURE : COUNTS_NOTHING;
-	g = gate_record(p, r->attempt, c, r->interrupt != 0 ? 0 : r->deadline,
+	g = gate_record(p, r->attempts, c, r->interrupt != 0 ? 0 : r->deadline,
 	    &r->aside);
 	note_store(r, &g);
 	if (g.signal != 0)
@@ -421,7 +434,10 @@ run_attempt(const struct policy *p, struct run *r)
 	struct limit lim;
 	int64_t now = monotonic_now();
 
-	r->attempt++;
+	/* After --reset-after, the schedule counts from 1 again. */
+	r->attempt = r->reset ? 1 : r->attempt + 1;
+	r->attempts++;
+	r->reset = 0;
 	export_attempt(r->attempt);
 	tell_kind(ATTEMPT_STARTS, p, r);
 	lim.at = r->deadline;
@@ -440,6 +456,8 @@ run_attempt(const struct policy *p, struct run *r)
 	r->stop_hit = io.stop_hit;
 	if (r->end.signal != 0 && r->interrupt == 0)
 		r->interrupt = r->end.signal;
+	/* --reset-after: a long healthy run is no part of a crash loop. */
+	r->reset = p->reset_after != 0 && r->ended - r->began >= p->reset_after;
 	tell_kind(ATTEMPT_ENDS, p, r);
 	count_for_circuit(p, r);
 }
@@ -474,7 +492,7 @@ judge_attempt(const struct policy *p, const struct run *r)
 		return READER_GONE;
 	if (!retryable(p, r))
 		return r->status == 0 ? SUCCEEDED : NOT_RETRYABLE;
-	if (p->attempts != 0 && r->attempt >= p->attempts)
+	if (p->attempts != 0 && r->attempt >= p->attempts && !r->reset)
 		return EXHAUSTED;
 	return RUNNING;
 }
@@ -542,16 +560,26 @@ sleep_before_retry(const struct policy *p, struct run *r)
 {
 	char hint[64];
 	struct step st;
+	struct event ev;
 	int64_t now = monotonic_now();
+	int sig;
 
+	if (r->reset)
+		backoff_init(&r->backoff, p->base, p->factor, p->cap, p->jitter);
 	r->delay = backoff_next(&r->backoff, &r->rng, &st);
 	r->from_hint = take_hint(p, r, r->deadline - now, hint, sizeof(hint));
 	if (r->delay >= r->deadline - now)
 		return DEADLINE;
 	/* Retried after all: its held output goes to the log, not stdout. */
 	release_output(STDERR_FILENO);
-	tell_wait(p, r, r->from_hint ? WAIT_HINT : WAIT_BACKOFF, r->delay, &st,
-	    hint);
+	ev = wait_of(p, r, r->from_hint ? WAIT_HINT : WAIT_BACKOFF, r->delay,
+	    &st, hint);
+	tell(&ev);
+	/* Inside the wait, which it lengthens only if it outlasts it. */
+	if ((sig = hook_run(&ev, HOOK_RETRY, r->deadline)) != 0) {
+		r->interrupt = sig;
+		return INTERRUPTED;
+	}
 	return pause_until(r, now + r->delay, DEADLINE);
 }
 
@@ -566,7 +594,7 @@ exit_status(const struct run *r, int *sig)
 	int signal = r->interrupt != 0 ? r->interrupt :
 	    r->end.keyboard ? r->end.termsig : 0;
 
-	return outcome_exit_status(r->why, r->attempt, r->status, signal, sig);
+	return outcome_exit_status(r->why, r->attempts, r->status, signal, sig);
 }
 
 /*
@@ -578,10 +606,17 @@ static void
 end_run(const struct policy *p, struct run *r)
 {
 	struct event ev = event_of(RUN_ENDS, p, r);
+	int sig;
 
 	release_output(STDOUT_FILENO);
 	ev.status = exit_status(r, &ev.signal);
 	tell(&ev);
+	/* After the files are written, which the hook may read. */
+	/* None starts once a signal has ended the run; one cut short by a
+	 * signal ends with it. */
+	if (ev.signal == 0 && (sig = hook_run(&ev, ev.status == 0 &&
+	    r->attempts > 0 ? HOOK_SUCCESS : HOOK_GIVEUP, r->deadline)) != 0)
+		ev.signal = sig;
 	if (ev.signal != 0) {
 		clean_up();	/* atexit handlers do not run on the way out */
 		proc_die(ev.signal);

@@ -22,7 +22,9 @@ struct run {
 	struct backoff	 backoff;
 	struct rng	 rng;			/* the schedule's draws */
 	struct rng	 aside;			/* all other draws */
-	long		 attempt;
+	long		 attempt;		/* in the schedule: 1, 2, ... */
+	long		 attempts;		/* in the run, resets or not */
+	int		 reset;			/* the last ran --reset-after */
 	struct ending	 end;			/* what came of the last one */
 	enum timed_out	 timed_out;
 	int		 status;		/* its status, as reported */

@@ -104,10 +104,14 @@ explain_delay(const struct policy *p, const struct step *st)
 static void
 say_retry(const struct policy *p, const struct run *r, const struct event *ev)
 {
-	char label[64], end[96], d[32];
+	char label[64], end[96], d[32], ran[32], reset[128] = "";
 
-	say("%s %s; next in %ss%s", attempt_label(label, sizeof(label), p, r),
-	    attempt_end(end, sizeof(end), p, r),
+	if (r->reset)
+		(void)snprintf(reset, sizeof(reset), "; it ran %ss, at least "
+		    "--reset-after: attempts and delays start afresh",
+		    fmt_seconds(ran, sizeof(ran), 0, r->ended - r->began));
+	say("%s %s%s; next in %ss%s", attempt_label(label, sizeof(label), p,
+	    r), attempt_end(end, sizeof(end), p, r), reset,
 	    fmt_seconds(d, sizeof(d), 0, ev->wait),
 	    ev->reason == WAIT_HINT ? ev->note : "");
 	if (ev->reason == WAIT_BACKOFF)
@@ -137,9 +141,9 @@ say_wait(const struct policy *p, const struct event *ev)
 		detail("circuit %s is open; waiting %ss", p->circuit, d);
 		break;
 	case WAIT_PROBE_ELSEWHERE:
-		if (probe_told == ev->run->attempt)
+		if (probe_told == ev->run->attempts)
 			break;
-		probe_told = ev->run->attempt;
+		probe_told = ev->run->attempts;
 		detail("circuit %s is half-open; another run probes it",
 		    p->circuit);
 		break;
@@ -172,12 +176,12 @@ say_deadline(const struct policy *p, const struct run *r, const char *label,
 {
 	char t[32];
 
-	if (r->attempt == 0 && r->deadline <= r->start)
+	if (r->attempts == 0 && r->deadline <= r->start)
 		say("the deadline has passed; not running '%s'", p->argv[0]);
-	else if (r->attempt == 0 && p->splay > 0)
+	else if (r->attempts == 0 && p->splay > 0)
 		say("the splay would pass the deadline; not running '%s'",
 		    p->argv[0]);
-	else if (r->attempt == 0)
+	else if (r->attempts == 0)
 		say("the deadline came before the first attempt; not running "
 		    "'%s'", p->argv[0]);
 	else if (r->timed_out == AT_DEADLINE)
@@ -193,7 +197,7 @@ say_interrupted(const struct run *r, const char *label, const char *end)
 {
 	char name[32];
 
-	if (r->attempt == 0)
+	if (r->attempts == 0)
 		say("interrupted by %s before the first attempt",
 		    signal_name(name, sizeof(name), r->interrupt));
 	else if (r->interrupt != 0)
@@ -262,8 +266,8 @@ say_end(const struct policy *p, const struct run *r)
 	char t[32], s[32];
 
 	say_why(p, r);
-	detail("%ld attempt%s in %ss, %ss asleep; stopped: %s", r->attempt,
-	    r->attempt == 1 ? "" : "s",
+	detail("%ld attempt%s in %ss, %ss asleep; stopped: %s", r->attempts,
+	    r->attempts == 1 ? "" : "s",
 	    fmt_seconds(t, sizeof(t), 0, monotonic_now() - r->start),
 	    fmt_seconds(s, sizeof(s), 0, r->asleep), outcome_table[r->why].words);
 }
