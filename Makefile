@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: ISC
-# retry: make builds ./retry, make test runs the bats suite (see README.md).
+# retry: make builds ./retry, make test runs the bats suite, make install
+# and make uninstall (PREFIX, DESTDIR, the directories below) copy and
+# remove what a package holds; make clean.  The rest are one line each,
+# calling a script of tests/check/ whose header says what it checks: check
+# (CI, after make test: every check-*, then fuzz), fuzz (FUZZTIME=60), deps
+# (as root: what check needs), dist, distcheck; bench (QUICK=1) runs bench/.
 VERSION = 0.2.0
 
 # CC, CFLAGS, CPPFLAGS and LDFLAGS are the user's, from the environment or
-# the command line.  The optimisation default comes before CFLAGS, so that
-# an -O or -g0 there wins; "CFLAGS ?= -O2 -g" would lose to bmake's sys.mk,
-# which sets CFLAGS itself.
+# the command line.  bmake's sys.mk sets CFLAGS, so our -O2 -g is not
+# "CFLAGS ?=" but comes first (an -O or -g0 in CFLAGS wins); and it empties
+# LDFLAGS, so the environment's is taken back (a command-line one wins).
 CC ?= cc
 DEFAULT_CFLAGS = -O2 -g
-# But bmake's sys.mk for Linux sets LDFLAGS empty over the environment's:
-# this takes the environment's back (a command-line LDFLAGS still wins).
 LDFLAGS != printf '%s' "$${LDFLAGS-}"
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -45,7 +48,6 @@ COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
 	fuzz deps dist distcheck bench bench-helpers bench-store
 
 all: retry
-
 retry: $(SRCS) $(HDRS) Makefile
 	$(COMPILE) -o $@ $(SRCS) $(LDFLAGS)
 
@@ -88,57 +90,34 @@ check: check-build check-static check-valgrind check-sanitize check-musl \
 	$(MAKE) fuzz FUZZTIME=30
 check-build: ; @$(CHECKENV) sh tests/check/build.sh
 check-static: ; @$(CHECKENV) sh tests/check/static.sh
-check-valgrind: retry ; @$(CHECKENV) sh tests/check/valgrind.sh
+check-valgrind: retry ; sh tests/check/valgrind.sh
 check-sanitize: $(TESTPROGS) ; @$(CHECKENV) sh tests/check/sanitize.sh
 check-musl: $(TESTPROGS) ; @$(CHECKENV) sh tests/check/musl.sh
 check-busybox: retry $(TESTPROGS) ; sh tests/check/busybox-run $(RUNBATS) tests
 check-portable: ; @$(CHECKENV) sh tests/check/portable.sh
 fuzz: ; @$(CHECKENV) sh tests/check/fuzz.sh
-deps: ; @$(CHECKENV) sh tests/check/deps.sh
+deps: ; sh tests/check/deps.sh
 dist: ; @$(CHECKENV) sh tests/check/dist.sh
 distcheck: dist ; @$(CHECKENV) MAKE='$(THISMAKE)' sh tests/check/distcheck.sh
 
 # The benchmarks of bench/ (see bench/RESULTS.md); QUICK=1 is a short
 # smoke run whose results go to $$TMPDIR, not over the committed ones.
-BENCH_HELPERS = bench/stamp bench/spawn bench/latency bench/herd \
-	bench/floor bench/crowd bench/linematch bench/oversleep
-
+# Their helpers are compiled as retry is, most with bench/common.c.
+BENCH_ONE = bench/stamp bench/floor bench/linematch
+BENCH_TWO = bench/spawn bench/latency bench/herd bench/crowd bench/oversleep
+BENCH_HELPERS = $(BENCH_ONE) $(BENCH_TWO)
 bench: retry tests/ptyrun $(BENCH_HELPERS)
 	QUICK=$(QUICK) sh bench/run.sh
-
 bench-helpers: $(BENCH_HELPERS)
-
+$(BENCH_ONE): $(BENCH_ONE:=.c) compat.h
+	$(COMPILE) -o $@ $@.c $(LDFLAGS)
+$(BENCH_TWO): $(BENCH_TWO:=.c) bench/common.c bench/bench.h compat.h
+	$(COMPILE) -o $@ $@.c bench/common.c $(LDFLAGS)
 # What --store costs (bench/store.sh, which bench/run.sh runs too): its
 # section at the end of bench/RESULTS.md, or with QUICK=1 on stdout only.
 bench-store: retry tests/helpers/rdproxy
 	QUICK=$(QUICK) sh bench/store.sh \
 		$$([ "$(QUICK)" = 1 ] || echo bench/RESULTS.md)
-
-bench/stamp: bench/stamp.c
-	$(COMPILE) -o $@ bench/stamp.c $(LDFLAGS)
-
-bench/spawn: bench/spawn.c bench/common.c bench/bench.h
-	$(COMPILE) -o $@ bench/spawn.c bench/common.c $(LDFLAGS)
-
-bench/latency: bench/latency.c bench/common.c bench/bench.h
-	$(COMPILE) -o $@ bench/latency.c bench/common.c $(LDFLAGS)
-
-bench/herd: bench/herd.c bench/common.c bench/bench.h
-	$(COMPILE) -o $@ bench/herd.c bench/common.c $(LDFLAGS)
-
-# The two-process floor of start-up: compiled as retry is.
-bench/floor: bench/floor.c compat.h
-	$(COMPILE) -o $@ bench/floor.c $(LDFLAGS)
-
-bench/crowd: bench/crowd.c bench/common.c bench/bench.h
-	$(COMPILE) -o $@ bench/crowd.c bench/common.c $(LDFLAGS)
-
-bench/linematch: bench/linematch.c compat.h
-	$(COMPILE) -o $@ bench/linematch.c $(LDFLAGS)
-
-bench/oversleep: bench/oversleep.c bench/common.c bench/bench.h
-	$(COMPILE) -o $@ bench/oversleep.c bench/common.c $(LDFLAGS)
-
 
 # umask 022 for the directories that install -d makes on the way (it
 # makes them with the umask; -m is for the last one alone), so that the
