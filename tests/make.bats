@@ -49,6 +49,25 @@ compile_line() {
 	done
 }
 
+@test "make -n and bmake -n of the checks, fuzz, deps, dist and distcheck print each one's script of tests/check/ and run nothing" {
+	local m dir=$BATS_TEST_TMPDIR/src s
+	mkdir "$dir"
+	cp -R "$TOP"/*.c "$TOP"/*.h "$TOP"/Makefile "$TOP"/tests "$dir"/
+	touch "$BATS_TEST_TMPDIR/copied"
+	for m in $(makes); do
+		# GNU make runs a line with $(MAKE) in it even under -n.
+		run -0 "$m" -n -C "$dir" check-build check-static check-valgrind \
+		    check-sanitize check-musl check-busybox check-portable fuzz \
+		    deps dist distcheck
+		for s in build static valgrind sanitize musl portable fuzz deps \
+		    dist distcheck; do
+			[[ $output == *"sh tests/check/$s.sh"* ]]
+		done
+		[[ $output == *"sh tests/check/busybox-run "* ]]
+		[ -z "$(find "$dir" -newer "$BATS_TEST_TMPDIR/copied")" ]
+	done
+}
+
 # check_modes DIR: under DIR, directories and retry are 0755, the rest
 # 0644 (find -perm without "-" is an exact match).
 check_modes() {
