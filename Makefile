@@ -70,19 +70,20 @@ test: retry $(TESTPROGS)
 	@$(RUNBATS) tests
 
 # The longer checks: each a script of tests/check/, told here what it may
-# need.  RETRY_CPPFLAGS has quotes in it, for the shell; $(MAKE) itself in
-# a line would make GNU make run that line even under make -n.
+# need under names outside retry's RETRY_*, which the suite counts in a
+# command's environment.  OUR_CPPFLAGS has quotes in it, for the shell.
 SCRIPTS = .ci/run tests/run-bats tests/check/* bench/run.sh \
 	tests/helpers/flaky tests/helpers/p-catch tests/helpers/cb-probe \
 	bench/store.sh
 FUZZERS = tests/fuzz/duration tests/fuzz/codes tests/fuzz/options \
 	tests/fuzz/pattern
+CHECKENV = CC='$(CC)' BATS='$(BATS)' SRCS='$(SRCS)' HDRS='$(HDRS)' \
+	TESTPROGS='$(TESTPROGS)' FUZZERS='$(FUZZERS)' SCRIPTS='$(SCRIPTS)' \
+	OUR_CFLAGS='$(RETRY_CFLAGS)' OUR_CPPFLAGS="$(RETRY_CPPFLAGS)" \
+	DEFAULT_CFLAGS='$(DEFAULT_CFLAGS)' MUSLCC='$(MUSLCC)' \
+	FUZZCC='$(FUZZCC)' FUZZTIME='$(FUZZTIME)'
+# $(MAKE) itself in a line would make GNU make run it even under make -n.
 THISMAKE = $(MAKE)
-CHECKENV = VERSION='$(VERSION)' CC='$(CC)' BATS='$(BATS)' SRCS='$(SRCS)' \
-	HDRS='$(HDRS)' TESTPROGS='$(TESTPROGS)' FUZZERS='$(FUZZERS)' \
-	SCRIPTS='$(SCRIPTS)' RETRY_CFLAGS='$(RETRY_CFLAGS)' \
-	RETRY_CPPFLAGS="$(RETRY_CPPFLAGS)" DEFAULT_CFLAGS='$(DEFAULT_CFLAGS)' \
-	MUSLCC='$(MUSLCC)' FUZZCC='$(FUZZCC)' FUZZTIME='$(FUZZTIME)'
 check: check-build check-static check-valgrind check-sanitize check-musl \
 	check-busybox check-portable
 	TEST_LONG_RUN=10000 $(RUNBATS) -f 'thousands of attempts' \
@@ -97,8 +98,9 @@ check-busybox: retry $(TESTPROGS) ; sh tests/check/busybox-run $(RUNBATS) tests
 check-portable: ; @$(CHECKENV) sh tests/check/portable.sh
 fuzz: ; @$(CHECKENV) sh tests/check/fuzz.sh
 deps: ; sh tests/check/deps.sh
-dist: ; @$(CHECKENV) sh tests/check/dist.sh
-distcheck: dist ; @$(CHECKENV) MAKE='$(THISMAKE)' sh tests/check/distcheck.sh
+dist: ; @VERSION='$(VERSION)' sh tests/check/dist.sh
+distcheck: dist ; @VERSION='$(VERSION)' MAKE='$(THISMAKE)' BATS='$(BATS)' \
+	sh tests/check/distcheck.sh
 
 # The benchmarks of bench/ (see bench/RESULTS.md); QUICK=1 is a short
 # smoke run whose results go to $$TMPDIR, not over the committed ones.

@@ -11,12 +11,12 @@ for cc in gcc clang; do
 		for opt in -O0 -O2; do
 			echo "$cc -std=$std $opt"
 			$cc -std=$std $opt -Wall -Wextra -Wpedantic -Werror \
-			    $RETRY_CPPFLAGS -o retry.check $SRCS
+			    $OUR_CPPFLAGS -o retry.check $SRCS
 		done
 	done
 done
 for cc in gcc clang; do
 	for p in $TESTPROGS; do
-		$cc $RETRY_CFLAGS -Werror $RETRY_CPPFLAGS -fsyntax-only "$p.c"
+		$cc $OUR_CFLAGS -Werror $OUR_CPPFLAGS -fsyntax-only "$p.c"
 	done
 done

@@ -15,7 +15,7 @@ for f in $FUZZERS; do
 	if [ ! -e "$f" ] ||
 	    [ -n "$(find "$main" $linked $HDRS -newer "$f")" ]; then
 		set -x
-		$FUZZCC $RETRY_CPPFLAGS -g -O1 \
+		$FUZZCC $OUR_CPPFLAGS -g -O1 \
 		    -fsanitize=fuzzer,address,undefined \
 		    -fno-sanitize-recover=all -o "$f" "$main" $linked
 		{ set +x; } 2>/dev/null

@@ -9,7 +9,7 @@ MUSLCC=${MUSLCC:-musl-gcc}
 if [ ! -e retry-musl ] ||
     [ -n "$(find $SRCS $HDRS Makefile -newer retry-musl)" ]; then
 	set -x
-	$MUSLCC $RETRY_CFLAGS $RETRY_CPPFLAGS $DEFAULT_CFLAGS -static \
+	$MUSLCC $OUR_CFLAGS $OUR_CPPFLAGS $DEFAULT_CFLAGS -static \
 	    -o retry-musl $SRCS
 	{ set +x; } 2>/dev/null
 fi

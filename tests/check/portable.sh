@@ -20,7 +20,7 @@ status=0
 for f in $srcs; do
 	if clang --target=x86_64-apple-darwin22 -nostdlibinc \
 	    -isystem $inc/x86_64-macos.13-none -isystem $inc/any-macos.13-any \
-	    -isystem $inc/any-macos-any $RETRY_CFLAGS $RETRY_CPPFLAGS \
+	    -isystem $inc/any-macos-any $OUR_CFLAGS $OUR_CPPFLAGS \
 	    -Werror -fsyntax-only "$f"; then
 		echo "macOS: $f: clean"
 	else

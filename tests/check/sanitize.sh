@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 if [ ! -e retry-sanitize ] ||
     [ -n "$(find $SRCS $HDRS Makefile -newer retry-sanitize)" ]; then
 	set -x
-	$CC $RETRY_CFLAGS $RETRY_CPPFLAGS -O1 -g \
+	$CC $OUR_CFLAGS $OUR_CPPFLAGS -O1 -g \
 	    -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer -o retry-sanitize $SRCS
 	{ set +x; } 2>/dev/null

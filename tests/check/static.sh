@@ -14,7 +14,7 @@ helpers=$(for p in $TESTPROGS; do echo "$p.c"; done)
 echo "cppcheck"
 cppcheck --enable=warning,style,performance,portability --std=c99 \
     --suppress=variableScope --suppress=redundantContinue --inline-suppr \
-    --quiet --error-exitcode=1 $RETRY_CPPFLAGS $SRCS $helpers
+    --quiet --error-exitcode=1 $OUR_CPPFLAGS $SRCS $helpers
 
 # cert-err33-c wants every printf's result used: stdio output is checked
 # once with ferror() and fclose() where it is built up (report.c, stdout).
@@ -23,7 +23,7 @@ checks="$checks,portability-*,-bugprone-easily-swappable-parameters"
 checks="$checks,-cert-err33-c,-misc-unused-parameters"
 echo "clang-tidy"
 clang-tidy --quiet --warnings-as-errors='*' -checks="$checks" \
-    $SRCS $helpers -- -std=c99 $RETRY_CPPFLAGS
+    $SRCS $helpers -- -std=c99 $OUR_CPPFLAGS
 
 # The completions are checked by the suite.
 echo "shellcheck"
