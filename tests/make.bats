@@ -7,8 +7,9 @@ load common
 
 TOP=$BATS_TEST_DIRNAME/..
 # Run by make (make test, make distcheck), the tests would pass on its
-# flags to the makes they run, in GNU make's form, which bmake misreads.
-unset MAKEFLAGS MFLAGS MAKELEVEL
+# flags to the makes they run, in GNU make's form, which bmake misreads;
+# and the BATS of make test BATS=... (as distcheck runs it) to run-bats.
+unset MAKEFLAGS MFLAGS MAKELEVEL BATS
 
 # The make programs here: GNU make (or whatever "make" is), and bmake.
 makes() {
