@@ -17,7 +17,7 @@
  * glibc shows vfork() and getentropy(), which are not in POSIX.1-2008,
  * with _DEFAULT_SOURCE, and O_TMPFILE only with _GNU_SOURCE (musl shows
  * all three with either).  Anything else it shows is kept out by
- * tests/portable-audit.
+ * tests/check/portable-audit.
  */
 #define _GNU_SOURCE	1 /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 #elif defined(__APPLE__)

@@ -7,8 +7,9 @@ load helpers/common
 
 TOP=$BATS_TEST_DIRNAME/..
 # Run by make (make test, make distcheck), the tests would pass on its
-# flags to the makes they run, in GNU make's form, which bmake misreads.
-unset MAKEFLAGS MFLAGS MAKELEVEL
+# flags to the makes they run, in GNU make's form, which bmake misreads;
+# and the BATS of make test BATS=... (as distcheck runs it) to run-bats.
+unset MAKEFLAGS MFLAGS MAKELEVEL BATS
 
 # The make programs here: GNU make (or whatever "make" is), and bmake.
 makes() {
@@ -46,6 +47,25 @@ compile_line() {
 		line=$(compile_line "$m" CC=othercc CFLAGS=-Os \
 		    CPPFLAGS=-DCMD_CPP LDFLAGS=-s)
 		matches "$line" '^othercc .*-Wall .*-DCMD_CPP .*-O2 -g.* -Os .* -s$'
+	done
+}
+
+@test "make -n and bmake -n of the checks, fuzz, deps, dist and distcheck print each one's script of tests/check/ and run nothing" {
+	local m dir=$BATS_TEST_TMPDIR/src s
+	mkdir "$dir"
+	cp -R "$TOP"/*.c "$TOP"/*.h "$TOP"/Makefile "$TOP"/tests "$dir"/
+	touch "$BATS_TEST_TMPDIR/copied"
+	for m in $(makes); do
+		# GNU make runs a line with $(MAKE) in it even under -n.
+		run -0 "$m" -n -C "$dir" check-build check-static check-valgrind \
+		    check-sanitize check-musl check-busybox check-portable fuzz \
+		    deps dist distcheck
+		for s in build static valgrind sanitize musl portable fuzz deps \
+		    dist distcheck; do
+			[[ $output == *"sh tests/check/$s.sh"* ]]
+		done
+		[[ $output == *"sh tests/check/busybox-run "* ]]
+		[ -z "$(find "$dir" -newer "$BATS_TEST_TMPDIR/copied")" ]
 	done
 }
 
