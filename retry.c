@@ -564,9 +564,15 @@ sleep_before_retry(const struct policy *p, struct run *r)
 	int64_t now = monotonic_now();
 	int sig;
 
+	/*
+	 * After --reset-after, the first step's delay, and the attempt that
+	 * follows (1 again) draws the first step's again, as in a new run.
+	 */
 	if (r->reset)
 		backoff_init(&r->backoff, p->base, p->factor, p->cap, p->jitter);
 	r->delay = backoff_next(&r->backoff, &r->rng, &st);
+	if (r->reset)
+		backoff_init(&r->backoff, p->base, p->factor, p->cap, p->jitter);
 	r->from_hint = take_hint(p, r, r->deadline - now, hint, sizeof(hint));
 	if (r->delay >= r->deadline - now)
 		return DEADLINE;
