@@ -1,0 +1,164 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
+# --metrics FILE: Prometheus's text format that promtool accepts and a
+# real node_exporter serves, written whole under SIGKILL, the last success
+# carried over a failed run, and refused up front where it cannot go.
+# promtool and node_exporter come from Debian's prometheus and
+# prometheus-node-exporter packages; without them those tests skip.
+load helpers/common
+
+setup() {
+	in_test_dir
+	mkdir text
+}
+
+teardown() {
+	kill_later
+}
+
+# gauge FILE NAME: the value of NAME's sample in FILE.
+gauge() {
+	awk -v n="$2" 'index($0, n "{") == 1 { print $NF }' "$1"
+}
+
+need_promtool() {
+	command -v promtool >/dev/null ||
+	    skip "no promtool: Debian's prometheus package (make test gets it as root unless RETRY_NO_FETCH=1)"
+}
+
+@test "--metrics: every gauge the issue names, with HELP and TYPE, which promtool accepts" {
+	need_promtool
+	run -0 --separate-stderr "$RETRY" -n 4 -b 10ms -j none \
+	    --metrics text/nightly.prom flaky state 2
+	cat text/nightly.prom
+	promtool check metrics <text/nightly.prom
+	local g
+	for g in run_start_timestamp_seconds run_end_timestamp_seconds \
+	    last_success_timestamp_seconds exit_status attempts \
+	    sleep_seconds duration_seconds passed_after_retries outcome; do
+		grep -qx "# HELP retry_$g .*" text/nightly.prom
+		grep -qx "# TYPE retry_$g gauge" text/nightly.prom
+	done
+	[ "$(gauge text/nightly.prom retry_exit_status)" = 0 ]
+	[ "$(gauge text/nightly.prom retry_attempts)" = 3 ]
+	[ "$(gauge text/nightly.prom retry_passed_after_retries)" = 1 ]
+	grep -qx 'retry_outcome{job="nightly",outcome="success"} 1' \
+	    text/nightly.prom
+	# The times agree: it ended after it began, and at its last success;
+	# it slept two delays of 10 and 20 ms, within its duration.
+	local start end last sleep dur
+	start=$(gauge text/nightly.prom retry_run_start_timestamp_seconds)
+	end=$(gauge text/nightly.prom retry_run_end_timestamp_seconds)
+	last=$(gauge text/nightly.prom retry_last_success_timestamp_seconds)
+	sleep=$(gauge text/nightly.prom retry_sleep_seconds)
+	dur=$(gauge text/nightly.prom retry_duration_seconds)
+	awk -v s="$start" -v e="$end" -v l="$last" -v z="$sleep" -v d="$dur" \
+	    -v now="$(date +%s)" 'BEGIN { exit !(s <= e && l == e &&
+	    z >= 0.03 && z <= d && d < 10 && e - now < 5 && now - e < 5) }'
+	[ "$(mode_of text/nightly.prom)" = 644 ]
+}
+
+@test "--metrics: a failed run keeps the last success of the run before; a FILE missing, or not this user's, starts from 0" {
+	need_promtool
+	run -0 "$RETRY" -n 1 --metrics text/job.prom true
+	local before
+	before=$(gauge text/job.prom retry_last_success_timestamp_seconds)
+	[ "$before" != 0 ]
+	run -3 --separate-stderr "$RETRY" -n 2 -b 1ms --metrics text/job.prom \
+	    sh -c 'exit 3'
+	promtool check metrics <text/job.prom
+	[ "$(gauge text/job.prom retry_last_success_timestamp_seconds)" = "$before" ]
+	[ "$(gauge text/job.prom retry_exit_status)" = 3 ]
+	[ "$(gauge text/job.prom retry_passed_after_retries)" = 0 ]
+	grep -qx 'retry_outcome{job="job",outcome="attempts_exhausted"} 1' \
+	    text/job.prom
+	# Missing: 0.
+	run -1 "$RETRY" -n 1 --metrics text/new.prom false
+	[ "$(gauge text/new.prom retry_last_success_timestamp_seconds)" = 0 ]
+}
+
+@test "--metrics: the last success in a FILE of another user's is not believed" {
+	need_root_and_nobody
+	printf 'retry_last_success_timestamp_seconds{job="job"} 1234\n' \
+	    >text/job.prom
+	chown nobody text/job.prom
+	run -1 "$RETRY" -n 1 --metrics text/job.prom false
+	[ "$(gauge text/job.prom retry_last_success_timestamp_seconds)" = 0 ]
+	[ "$(owner_of text/job.prom)" = root ]
+}
+
+@test "--metrics: the job label is FILE's name less .prom, escaped as the format wants" {
+	need_promtool
+	run -1 "$RETRY" -n 1 --metrics 'text/we"ird\job.prom' false
+	promtool check metrics <'text/we"ird\job.prom'
+	grep -qF 'retry_attempts{job="we\"ird\\job"} 1' 'text/we"ird\job.prom'
+	run -1 "$RETRY" -n 1 --metrics text/plain false
+	grep -qF 'retry_attempts{job="plain"} 1' text/plain
+}
+
+@test "--metrics: a symbolic link at FILE is replaced, never written through" {
+	echo precious >target
+	ln -s ../target text/job.prom
+	run -0 "$RETRY" -n 1 --metrics text/job.prom true
+	[ "$(cat target)" = precious ]
+	[ ! -L text/job.prom ]
+	grep -q '^retry_exit_status{job="job"} 0$' text/job.prom
+}
+
+@test "--metrics: a SIGKILL at any moment leaves the old FILE or the new one, whole, and no temporary file that a collector reads" {
+	need_promtool
+	"$RETRY" -n 1 --metrics text/job.prom true
+	local i pid
+	for i in $(seq 1 30); do
+		"$RETRY" -n 2 -b 1ms -j none --metrics text/job.prom \
+		    sh -c 'exit 1' 2>/dev/null 3>&- &
+		pid=$!
+		sleep "0.00$((RANDOM % 10))"
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		promtool check metrics <text/job.prom
+		[ "$(grep -c '^retry_' text/job.prom)" -eq 9 ]
+	done
+	# Only FILE ends in .prom: a killed run's temporary file does not.
+	[ "$(ls text | grep -c '\.prom$')" -eq 1 ]
+	# The next run sweeps what killed runs left.
+	"$RETRY" -n 1 --metrics text/job.prom true
+	[ "$(ls text)" = job.prom ]
+}
+
+@test "--metrics: a directory that is missing or not writable, FILE a directory, or an empty FILE: 125, nothing run" {
+	run -125 --separate-stderr "$RETRY" --metrics nosuch/job.prom touch ran
+	[ "$stderr" = "retry: --metrics 'nosuch/job.prom': No such file or directory" ]
+	run -125 --separate-stderr "$RETRY" --metrics text touch ran
+	[ "$stderr" = "retry: --metrics 'text': Is a directory" ]
+	run -125 --separate-stderr "$RETRY" --metrics '' touch ran
+	[ "$stderr" = "retry: --metrics '': must not be empty" ]
+	[ ! -e ran ]
+}
+
+@test "--metrics: a real node_exporter serves the file from its textfile directory" {
+	command -v prometheus-node-exporter >/dev/null ||
+	    skip "no node_exporter: Debian's prometheus-node-exporter package (make test gets it as root unless RETRY_NO_FETCH=1)"
+	command -v curl >/dev/null || skip "no curl to scrape node_exporter with"
+	run -0 "$RETRY" -n 3 -b 1ms --metrics text/nightly.prom flaky state 1
+	run -1 "$RETRY" -n 1 --metrics text/other.prom false
+	local port pid n=0
+	port=$(slow-proxy -p)
+	prometheus-node-exporter --web.listen-address="127.0.0.1:$port" \
+	    --collector.disable-defaults --collector.textfile \
+	    --collector.textfile.directory="$PWD/text" 2>exporter.log 3>&- &
+	pid=$!
+	later "$pid"
+	until curl -fsS "http://127.0.0.1:$port/metrics" >scraped 2>/dev/null; do
+		alive "$pid" || { cat exporter.log; false; }
+		[ "$n" -lt 100 ]
+		sleep 0.05
+		n=$((n + 1))
+	done
+	kill -TERM "$pid"
+	grep -qx 'retry_exit_status{job="nightly"} 0' scraped
+	grep -qx 'retry_exit_status{job="other"} 1' scraped
+	grep -qx 'retry_passed_after_retries{job="nightly"} 1' scraped
+	# No error reading the files.
+	grep -qx 'node_textfile_scrape_error 0' scraped
+}
