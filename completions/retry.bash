@@ -10,8 +10,9 @@
 _retry_shorts=(-b -c -D -f -h -I -j -K -k -n -O -o -q -s -T -V -v -x)
 _retry_longs=(--attempts --base --budget --buffer-stdout --cap --circuit
 	--circuit-reset --circuit-status --cool --deadline --dry-run --factor
-	--help --jitter --key --kill-after --max-delay --on --on-output --quiet
-	--replay-stdin --report --seed --signal --splay --stop-on
+	--help --jitter --key --kill-after --max-delay --metrics --on
+	--on-giveup --on-output --on-retry --on-success --quiet
+	--replay-stdin --report --reset-after --seed --signal --splay --stop-on
 	--stop-on-output --store --store-fail --store-timeout --timeout --trip
 	--verbose --version)
 _retry_jitters=(none full equal decorrelated)
@@ -54,9 +55,11 @@ _retry_takes_value()
 	case $1 in
 	-[bcDfjKknosTx] | --attempts | --base | --budget | --cap | --circuit | \
 	--circuit-reset | --circuit-status | --cool | --deadline | --factor | \
-	--jitter | --key | --kill-after | --max-delay | --on | --on-output | \
-	--report | --seed | --signal | --splay | --stop-on | --stop-on-output | \
-	--store | --store-fail | --store-timeout | --timeout | --trip)
+	--jitter | --key | --kill-after | --max-delay | --metrics | --on | \
+	--on-giveup | --on-output | --on-retry | --on-success | --report | \
+	--reset-after | --seed | --signal | --splay | --stop-on | \
+	--stop-on-output | --store | --store-fail | --store-timeout | \
+	--timeout | --trip)
 		return 0 ;;
 	esac
 	return 1
@@ -93,7 +96,7 @@ _retry_values()
 	local -a names
 	local w
 	case $1 in
-	--report)
+	--report | --metrics)
 		# A file name ("-", stderr, is not offered).  Without a PREFIX
 		# the reply is a file name alone: let bash quote it as one and
 		# add "/" to directories.

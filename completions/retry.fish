@@ -9,7 +9,8 @@ function __retry_takes_value
     set -l name (string replace -r -- '^--' '' $argv[1])
     set -l valued attempts base budget cap circuit circuit-reset \
         circuit-status cool deadline factor jitter key kill-after max-delay \
-        on on-output report seed signal splay stop-on stop-on-output \
+        metrics on on-giveup on-output on-retry on-success report \
+        reset-after seed signal splay stop-on stop-on-output \
         store store-fail store-timeout timeout trip
     set -l all $valued buffer-stdout dry-run help quiet replay-stdin \
         verbose version
@@ -132,6 +133,7 @@ complete -c retry -n $cond -s D -l deadline -x -d 'Give up DUR after the start'
 complete -c retry -n $cond -s T -l timeout -x -d 'Stop an attempt that runs longer than DUR'
 complete -c retry -n $cond -s s -l signal -xa "$signals" -d 'Signal that stops an attempt (TERM)'
 complete -c retry -n $cond -s k -l kill-after -x -d 'SIGKILL a stopped attempt alive after DUR (10s)'
+complete -c retry -n $cond -l reset-after -x -d 'Count attempts and delays afresh after an attempt that ran DUR'
 # Backoff.
 complete -c retry -n $cond -s b -l base -x -d 'First delay step (1s)'
 complete -c retry -n $cond -s f -l factor -x -d 'Growth of the step per attempt (2)'
@@ -166,3 +168,8 @@ complete -c retry -n $cond -s v -l verbose -d 'Also print the policy, delay orig
 complete -c retry -n $cond -s h -l help -d 'Print help and exit'
 complete -c retry -n $cond -s V -l version -d 'Print the version and exit'
 complete -c retry -n $cond -l report -rF -d 'Write a JSON report of the run to FILE (- for stderr)'
+complete -c retry -n $cond -l metrics -rF -d "Write the run's Prometheus metrics to FILE at its end"
+# Hooks.
+complete -c retry -n $cond -l on-retry -x -d 'Run CMD after a failed attempt, before the next'
+complete -c retry -n $cond -l on-giveup -x -d 'Run CMD once when the run ends without success'
+complete -c retry -n $cond -l on-success -x -d 'Run CMD once when the run ends with success'
