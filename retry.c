@@ -368,6 +368,8 @@ may_start(const struct policy *p, struct run *r)
 	if (r->attempts == 0 && p->splay > 0) {
 		splay = splay_delay(p, r);
 		wake = monotonic_now() + splay;
+		if (wake >= r->deadline)
+			return DEADLINE;	/* no wait is promised past it */
 		tell_wait(p, r, WAIT_SPLAY, splay);
 		if ((o = pause_until(r, wake, DEADLINE)) != RUNNING)
 			return o;

@@ -119,8 +119,11 @@ say_retry(const struct policy *p, const struct run *r, const struct event *ev)
 }
 
 /*
- * -v: a wait before an attempt that no retry line announced: the splay,
- * an open circuit, a probe elsewhere (said once an attempt), a budget.
+ * Every wait, said once as it begins, with its length and its reason: a
+ * retry's delay (say_retry), the splay, an open circuit, a probe of
+ * another run (said once before an attempt: it is waited for in short
+ * looks), a spent budget.  A person at a terminal never waits without a
+ * line that says why; -q keeps only the last line.
  */
 static void
 say_wait(const struct policy *p, const struct event *ev)
@@ -135,21 +138,21 @@ say_wait(const struct policy *p, const struct event *ev)
 		say_retry(p, ev->run, ev);
 		break;
 	case WAIT_SPLAY:
-		detail("splay: %ss before the first attempt", d);
+		say("splay: %ss before the first attempt", d);
 		break;
 	case WAIT_CIRCUIT_OPEN:
-		detail("circuit %s is open; waiting %ss", p->circuit, d);
+		say("circuit %s is open; waiting %ss", p->circuit, d);
 		break;
 	case WAIT_PROBE_ELSEWHERE:
 		if (probe_told == ev->run->attempts)
 			break;
 		probe_told = ev->run->attempts;
-		detail("circuit %s is half-open; another run probes it",
+		say("circuit %s is half-open; another run probes it; waiting",
 		    p->circuit);
 		break;
 	case WAIT_BUDGET:
-		detail("retry budget of circuit %s spent; waiting %ss",
-		    p->circuit, d);
+		say("retry budget of circuit %s spent; waiting %ss", p->circuit,
+		    d);
 		break;
 	}
 }
@@ -272,6 +275,18 @@ say_end(const struct policy *p, const struct run *r)
 	    fmt_seconds(s, sizeof(s), 0, r->asleep), outcome_table[r->why].words);
 }
 
+/* A change of the shared circuit that this run made or met. */
+static void
+say_circuit(const struct event *ev)
+{
+	switch (ev->change) {
+	case CIRCUIT_PROBING:
+		say("circuit %s is half-open; this run probes it",
+		    ev->policy->circuit);
+		break;
+	}
+}
+
 /* The listener: each event that has words, in retry(1)'s words. */
 void
 say_event(const struct event *ev)
@@ -286,9 +301,11 @@ say_event(const struct event *ev)
 	case RUN_ENDS:
 		say_end(ev->policy, ev->run);
 		break;
+	case CIRCUIT_CHANGES:
+		say_circuit(ev);
+		break;
 	case ATTEMPT_STARTS:
 	case ATTEMPT_ENDS:
-	case CIRCUIT_CHANGES:
 		break;		/* said with the wait or the end that follows */
 	}
 }

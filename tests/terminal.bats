@@ -110,3 +110,14 @@ PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 	# ... but did not pass it on as if the terminal had sent it.
 	[ ! -e sib ] || [ "$(cat sib)" != INT ]
 }
+
+@test "at a terminal, a run that finds the circuit open says so at once, not after the cool-down" {
+	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/state
+	"$RETRY" -q -n 1 --circuit c --trip 1 --cool 1h false || true
+	run --separate-stderr "$PTYRUN" -t 5000 -o 'circuit c is open; waiting' \
+	    -i '\003' -- "$RETRY" --circuit c true
+	echo "status $status, output: $output"
+	[ "$status" -eq 130 ]
+	matches "$output" 'retry: circuit c is open; waiting [0-9]+\.[0-9]{3}s'
+	[[ $output == *"interrupted by SIGINT before the first attempt"* ]]
+}
