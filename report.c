@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "outfile.h"
@@ -60,6 +61,22 @@ put_seconds(FILE *f, int64_t ns)
 	    (long long)(ns % 1000000000 / 1000));
 }
 
+/* Real time ns as an RFC 3339 UTC time to the millisecond, quoted. */
+static void
+put_time(FILE *f, int64_t ns)
+{
+	char buf[32];
+	time_t t = (time_t)(ns / NS_PER_SEC);
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+		fputs("null", f);	/* a time past what struct tm holds */
+		return;
+	}
+	fprintf(f, "\"%s.%03dZ\"", buf, (int)(ns % NS_PER_SEC / 1000000));
+}
+
 /*
  * Says up front whether the report can be written (outfile_check()), so
  * that a path that cannot take it is a usage error before anything runs.
@@ -71,7 +88,11 @@ report_open(struct report *rep, const char *path)
 	memset(rep, 0, sizeof(*rep));
 	rep->path = path;
 	if ((rep->spool = open_memstream(&rep->attempts_text,
-	    &rep->attempts_len)) == NULL)
+	    &rep->attempts_len)) == NULL ||
+	    (rep->waits = open_memstream(&rep->waits_text,
+	    &rep->waits_len)) == NULL ||
+	    (rep->changes = open_memstream(&rep->changes_text,
+	    &rep->changes_len)) == NULL)
 		return -1;
 	if (strcmp(path, "-") == 0)
 		return 0;
@@ -84,8 +105,10 @@ report_attempt(struct report *rep, const struct attempt_record *a)
 	char name[32];
 	FILE *f = rep->spool;
 
-	fprintf(f, "%s\n    {\"attempt\": %ld, \"start\": ", rep->attempts++ ?
-	    "," : "", a->number);
+	fprintf(f, "%s\n    {\"attempt\": %ld, \"started_at\": ",
+	    rep->attempts++ ? "," : "", a->number);
+	put_time(f, a->started_at);
+	fputs(", \"start\": ", f);
 	put_seconds(f, a->start);
 	fputs(", \"duration\": ", f);
 	put_seconds(f, a->duration);
@@ -112,19 +135,74 @@ report_attempt(struct report *rep, const struct attempt_record *a)
 	return ferror(f) ? -1 : 0;
 }
 
+/* A wait that began start ns into the run, of length ns, for reason. */
+int
+report_wait(struct report *rep, int64_t start, int64_t length,
+    const char *reason)
+{
+	FILE *f = rep->waits;
+
+	fprintf(f, "%s\n    {\"start\": ", rep->nwaits++ ? "," : "");
+	put_seconds(f, start);
+	fputs(", \"length\": ", f);
+	put_seconds(f, length);
+	fprintf(f, ", \"reason\": \"%s\"}", reason);
+	return ferror(f) ? -1 : 0;
+}
+
+/* A change of the shared circuit, at ns into the run. */
+int
+report_change(struct report *rep, int64_t at, const char *change)
+{
+	FILE *f = rep->changes;
+
+	fprintf(f, "%s{\"at\": ", rep->nchanges++ ? ", " : "");
+	put_seconds(f, at);
+	fprintf(f, ", \"change\": \"%s\"}", change);
+	return ferror(f) ? -1 : 0;
+}
+
+/* A spool's text, as the stream left it: flushed, or NULL on its error. */
+static int
+spooled(FILE *spool)
+{
+	return fflush(spool) == EOF || ferror(spool) ? -1 : 0;
+}
+
+/* The "circuit" member: its name, the store's URL (password masked), its changes. */
+static void
+put_circuit(FILE *f, const struct report *rep, const struct report_end *e)
+{
+	fputs(",\n  \"circuit\": ", f);
+	if (e->circuit == NULL) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\"name\": ", f);
+	put_string(f, e->circuit);
+	fputs(", \"store\": ", f);
+	if (e->store_url != NULL)
+		put_string(f, e->store_url);
+	else
+		fputs("null", f);
+	fputs(", \"changes\": [", f);
+	fwrite(rep->changes_text, 1, rep->changes_len, f);
+	fputs("]}", f);
+}
+
 /*
  * Writes the whole object; on failure the temporary file is removed and
  * errno says why.
  */
 int
-report_finish(struct report *rep, char *const argv[], const char *outcome,
-    int status, int signal, int64_t total)
+report_finish(struct report *rep, const struct report_end *end)
 {
 	char name[32];
 	FILE *f;
 	int i, e;
 
-	if (fflush(rep->spool) == EOF || ferror(rep->spool)) {
+	if (spooled(rep->spool) == -1 || spooled(rep->waits) == -1 ||
+	    spooled(rep->changes) == -1) {
 		report_abandon(rep);
 		return -1;
 	}
@@ -134,22 +212,34 @@ report_finish(struct report *rep, char *const argv[], const char *outcome,
 		return -1;
 	}
 	fputs("{\n  \"command\": [", f);
-	for (i = 0; argv[i] != NULL; i++) {
+	for (i = 0; end->argv[i] != NULL; i++) {
 		fputs(i ? ", " : "", f);
-		put_string(f, argv[i]);
+		put_string(f, end->argv[i]);
 	}
-	fputs("],\n  \"attempts\": [", f);
+	fputs("],\n  \"started_at\": ", f);
+	put_time(f, end->started_at);
+	fputs(",\n  \"key\": ", f);
+	if (end->key != NULL)
+		put_string(f, end->key);
+	else
+		fputs("null", f);
+	fputs(",\n  \"attempts\": [", f);
 	fwrite(rep->attempts_text, 1, rep->attempts_len, f);
-	fprintf(f, "%s],\n  \"outcome\": \"%s\",\n  \"exit_status\": %d,\n"
-	    "  \"signal\": ", rep->attempts ? "\n  " : "", outcome, status);
-	if (signal != 0)
-		put_string(f, signal_name(name, sizeof(name), signal));
+	fprintf(f, "%s],\n  \"waits\": [", rep->attempts ? "\n  " : "");
+	fwrite(rep->waits_text, 1, rep->waits_len, f);
+	fputs(rep->nwaits ? "\n  ]" : "]", f);
+	put_circuit(f, rep, end);
+	fprintf(f, ",\n  \"outcome\": \"%s\",\n  \"passed_after_retries\": %s,"
+	    "\n  \"exit_status\": %d,\n  \"signal\": ", end->outcome,
+	    end->passed_after_retries ? "true" : "false", end->status);
+	if (end->signal != 0)
+		put_string(f, signal_name(name, sizeof(name), end->signal));
 	else
 		fputs("null", f);
 	if (rep->store != NULL)	/* only with --store: see retry-formats(5) */
 		fprintf(f, ",\n  \"store\": \"%s\"", rep->store);
 	fputs(",\n  \"total_time\": ", f);
-	put_seconds(f, total);
+	put_seconds(f, end->total);
 	fputs("\n}\n", f);
 	if (f == stderr) {
 		e = fflush(f) == EOF || ferror(f);
@@ -176,9 +266,15 @@ report_abandon(struct report *rep)
 	}
 	if (rep->spool != NULL && fclose(rep->spool) == EOF)
 		e = errno;
-	rep->spool = NULL;
+	if (rep->waits != NULL && fclose(rep->waits) == EOF)
+		e = errno;
+	if (rep->changes != NULL && fclose(rep->changes) == EOF)
+		e = errno;
+	rep->spool = rep->waits = rep->changes = NULL;
 	free(rep->attempts_text);
-	rep->attempts_text = NULL;
+	free(rep->waits_text);
+	free(rep->changes_text);
+	rep->attempts_text = rep->waits_text = rep->changes_text = NULL;
 	errno = e;
 }
 
@@ -210,6 +306,7 @@ record_attempt(const struct run *r, int64_t delay)
 		return;
 	recorded = r->attempts;
 	a.number = r->attempts;	/* through the run, resets or not */
+	a.started_at = r->start_real + (r->began - r->start);
 	a.reset = r->reset;
 	a.start = r->began - r->start;
 	a.duration = r->ended - r->began;
@@ -229,27 +326,73 @@ finish(const struct event *ev)
 {
 	const struct policy *p = ev->policy;
 	const struct run *r = ev->run;
+	struct report_end e;
 
 	record_attempt(r, -1);
 	if (p->circuit != NULL && p->store.given)
 		run_report.store = r->store_down ? "unavailable" : "ok";
-	if (report_finish(&run_report, p->argv, outcome_table[r->why].key,
-	    ev->status, ev->signal, monotonic_now() - r->start) == -1)
+	e.argv = p->argv;
+	e.started_at = r->start_real;
+	e.key = r->key;
+	e.circuit = p->circuit;
+	e.store_url = p->circuit != NULL && p->store.given ? p->store.shown :
+	    NULL;
+	e.outcome = outcome_table[r->why].key;
+	e.passed_after_retries = ev->status == 0 && r->attempts > 1;
+	e.status = ev->status;
+	e.signal = ev->signal;
+	e.total = monotonic_now() - r->start;
+	if (report_finish(&run_report, &e) == -1)
 		warning("--report '%s'", p->report);
 	reporting = 0;
 }
 
-/* The listener: an attempt once its delay is known, the whole at the end. */
+/* The words of the report for a wait's reason and a circuit's change. */
+static const char *const wait_keys[] = {
+	[WAIT_BACKOFF] = "backoff",
+	[WAIT_HINT] = "hint",
+	[WAIT_SPLAY] = "splay",
+	[WAIT_CIRCUIT_OPEN] = "circuit_open",
+	[WAIT_PROBE_ELSEWHERE] = "probe_elsewhere",
+	[WAIT_BUDGET] = "budget_spent",
+};
+static const char *const change_keys[] = {
+	[CIRCUIT_PROBING] = "probing",
+};
+
+/*
+ * The listener: an attempt once its delay is known, each wait and each
+ * change of the circuit as it comes, the whole at the end.
+ */
 void
 report_event(const struct event *ev)
 {
+	int64_t at;
+
 	if (!reporting)
 		return;
-	if (ev->kind == WAIT_BEGINS && (ev->reason == WAIT_BACKOFF ||
-	    ev->reason == WAIT_HINT))
-		record_attempt(ev->run, ev->wait);
-	else if (ev->kind == RUN_ENDS)
+	at = monotonic_now() - ev->run->start;
+	switch (ev->kind) {
+	case WAIT_BEGINS:
+		if (ev->reason == WAIT_BACKOFF || ev->reason == WAIT_HINT)
+			record_attempt(ev->run, ev->wait);
+		if (report_wait(&run_report, at, ev->wait,
+		    wait_keys[ev->reason]) == -1)
+			fatal("report");
+		break;
+	case CIRCUIT_CHANGES:
+		if (report_change(&run_report, at, change_keys[ev->change]) ==
+		    -1)
+			fatal("report");
+		break;
+	case RUN_ENDS:
 		finish(ev);
+		break;
+	case RUN_BEGINS:
+	case ATTEMPT_STARTS:
+	case ATTEMPT_ENDS:
+		break;		/* an attempt is kept when its delay is known */
+	}
 }
 
 /* On a way out that never came to RUN_ENDS: no temporary file is left. */

@@ -22,6 +22,14 @@ struct report {
 	char		*attempts_text;
 	size_t		 attempts_len;
 	long		 attempts;
+	FILE		*waits;		/* the waits so far, likewise */
+	char		*waits_text;
+	size_t		 waits_len;
+	long		 nwaits;
+	FILE		*changes;	/* the circuit's changes, likewise */
+	char		*changes_text;
+	size_t		 changes_len;
+	long		 nchanges;
 	const char	*store;		/* "store" member, or NULL: none */
 };
 
@@ -31,6 +39,7 @@ struct attempt_record {
 	int64_t		 start, duration, delay;
 	int		 status, termsig, timed_out, from_hint;
 	int		 reset;		/* --reset-after started the schedule afresh */
+	int64_t		 started_at;	/* real time */
 	int		 error;		/* it could not start: errno, or 0 */
 };
 
@@ -42,8 +51,19 @@ void	report_drop(void);
 
 int	report_open(struct report *, const char *);
 int	report_attempt(struct report *, const struct attempt_record *);
-int	report_finish(struct report *, char *const [], const char *, int, int,
-	    int64_t);
+/* What the report says of the whole run. */
+struct report_end {
+	char *const	*argv;
+	int64_t		 started_at;	/* real time */
+	const char	*key, *circuit, *store_url;	/* or NULL */
+	const char	*outcome;
+	int		 passed_after_retries, status, signal;
+	int64_t		 total;
+};
+
+int	report_wait(struct report *, int64_t, int64_t, const char *);
+int	report_change(struct report *, int64_t, const char *);
+int	report_finish(struct report *, const struct report_end *);
 void	report_abandon(struct report *);
 
 #endif

@@ -281,6 +281,7 @@ begin_run(const struct policy *p, struct run *r)
 	r->start_real = realtime_now();
 	r->deadline = find_deadline(p->deadline, r->start, &outer);
 	export_environment(p->key, p->argv, p->attempts, r->deadline, outer);
+	r->key = getenv("RETRY_IDEMPOTENCY_KEY");
 	tell_kind(RUN_BEGINS, p, r);
 	open_hint_channel();
 	if (relay_init(&io, p->replay_stdin, p->buffer_stdout,

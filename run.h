@@ -19,6 +19,7 @@ enum timed_out { NOT_TIMED_OUT, TIMED_OUT, AT_DEADLINE };
 struct run {
 	int64_t		 start, deadline;	/* monotonic ns; NEVER: none */
 	int64_t		 start_real;		/* the start, as real time */
+	const char	*key;			/* the idempotency key */
 	struct backoff	 backoff;
 	struct rng	 rng;			/* the schedule's draws */
 	struct rng	 aside;			/* all other draws */

@@ -35,9 +35,12 @@ json_ok() {
 	"$PYTHON" -m json.tool "$1" >/dev/null
 }
 
-# norm FILE: the report with every time (digits.6 digits) as T.
+# norm FILE: the report with every time (digits.6 digits) as T, every
+# RFC 3339 time as R and the key as K.
 norm() {
-	sed -E 's/[0-9]+\.[0-9]{6}/T/g' "$1"
+	sed -E 's/[0-9]+\.[0-9]{6}/T/g;
+	    s/"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z"/R/g;
+	    s/"key": "[^"]*"/"key": K/' "$1"
 }
 
 @test "--report: valid JSON with the command, each attempt, the outcome, the exit status and the total time" {
@@ -47,12 +50,20 @@ norm() {
 	cat r.json
 	[ "$(norm r.json)" = '{
   "command": ["sh", "-c", "'"$script"'"],
+  "started_at": R,
+  "key": K,
   "attempts": [
-    {"attempt": 1, "start": T, "duration": T, "status": 1, "signal": null, "timed_out": false, "error": null, "delay": T, "delay_from": "backoff"},
-    {"attempt": 2, "start": T, "duration": T, "status": 1, "signal": null, "timed_out": false, "error": null, "delay": T, "delay_from": "hint"},
-    {"attempt": 3, "start": T, "duration": T, "status": 0, "signal": null, "timed_out": false, "error": null, "delay": null, "delay_from": null}
+    {"attempt": 1, "started_at": R, "start": T, "duration": T, "status": 1, "signal": null, "timed_out": false, "error": null, "delay": T, "delay_from": "backoff"},
+    {"attempt": 2, "started_at": R, "start": T, "duration": T, "status": 1, "signal": null, "timed_out": false, "error": null, "delay": T, "delay_from": "hint"},
+    {"attempt": 3, "started_at": R, "start": T, "duration": T, "status": 0, "signal": null, "timed_out": false, "error": null, "delay": null, "delay_from": null}
   ],
+  "waits": [
+    {"start": T, "length": T, "reason": "backoff"},
+    {"start": T, "length": T, "reason": "hint"}
+  ],
+  "circuit": null,
   "outcome": "success",
+  "passed_after_retries": true,
   "exit_status": 0,
   "signal": null,
   "total_time": T
@@ -60,7 +71,8 @@ norm() {
 	grep -q '"attempt": 1, .*"delay": 0\.010000, "delay_from": "backoff"' r.json
 	grep -q '"attempt": 2, .*"delay": 0\.01[01][0-9]\{3\}, "delay_from": "hint"' r.json
 	# Starts increase; the total is at least the last start.
-	starts=$(grep -o '"start": [0-9.]*' r.json | cut -d' ' -f2 | tr -d .)
+	starts=$(grep '^    {"attempt"' r.json | grep -o '"start": [0-9.]*' |
+	    cut -d' ' -f2 | tr -d .)
 	[ "$(sort -n <<<"$starts")" = "$starts" ]
 	total=$(grep -o '"total_time": [0-9.]*' r.json | cut -d' ' -f2 | tr -d .)
 	[ $((10#$total)) -ge $((10#$(tail -n1 <<<"$starts"))) ]
@@ -123,7 +135,7 @@ out" ]
 	[ "${stderr_lines[0]}" = "retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
 	[ "${stderr_lines[-1]}" = "retry: attempt 2/2 failed with exit 1; giving up: no attempts left" ]
 	printf '%s\n' "$stderr" | sed -n '/^{$/,/^}$/p' >r.json
-	[ "$(wc -l <r.json)" -eq 11 ]
+	[ "$(wc -l <r.json)" -eq 18 ]
 	json_ok r.json
 	[ "$(sed -n 2p r.json)" = '  "command": ["sh", "-c", "echo out; exit 1"],' ]
 	[ ! -e ./- ]
@@ -188,4 +200,31 @@ tmp" ]
 	[ ! -e ran ]
 	[ ! -e nodir ]
 	[ "$(tmp_files)" = "" ]
+}
+
+@test "--report tells the whole story: the start and each attempt's as RFC 3339 UTC, the key, every wait and why, the circuit, its store without the password, passed after retries" {
+	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/state
+	local before after
+	before=$(date -u +%Y-%m-%dT%H:%M:%S)
+	run -0 --separate-stderr "$RETRY" --report r.json -K key-1 --splay 20ms \
+	    -n 3 -b 10ms -j none --circuit c sh -c '[ "$RETRY_ATTEMPT" = 2 ]'
+	after=$(date -u +%Y-%m-%dT%H:%M:%S)
+	json_ok r.json
+	cat r.json
+	grep -q '^  "key": "key-1",$' r.json
+	local at
+	at=$(sed -n 's/^  "started_at": "\(.*\)\.[0-9]\{3\}Z",$/\1/p' r.json)
+	[[ ! $at < $before && ! $at > $after ]]
+	[ "$(grep -c '"attempt": [0-9], "started_at": "20[0-9-]*T[0-9:.]*Z"' r.json)" -eq 2 ]
+	grep -q '^    {"start": [0-9.]*, "length": [0-9.]*, "reason": "splay"},$' r.json
+	grep -q '^    {"start": [0-9.]*, "length": 0\.010000, "reason": "backoff"}$' r.json
+	grep -q '^  "circuit": {"name": "c", "store": null, "changes": \[\]},$' r.json
+	grep -q '^  "passed_after_retries": true,$' r.json
+	# The store's URL, its password masked.
+	run -75 --separate-stderr "$RETRY" --report r.json -n 1 --circuit s \
+	    --store redis://u:s3cret@127.0.0.1:1 --store-fail closed true
+	json_ok r.json
+	grep -q '"store": "redis://u:\*\*\*@127.0.0.1:1"' r.json
+	! grep -q s3cret r.json
+	grep -q '^  "passed_after_retries": false,$' r.json
 }
