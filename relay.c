@@ -51,13 +51,17 @@ fail(struct relay *r, const char *what)
  * amount for a pipe on Linux (splice and tee, above), and for a regular
  * file or /dev/null, which never wait for one; elsewhere PIPE_BUF bytes
  * once poll(2) says it is writable, which a terminal, a socket or a pipe
- * then takes whole.
+ * then takes whole.  Nothing for a stream the caller closed, which
+ * proc_hold_stdio() holds with /dev/null opened for reading.
  */
 static enum sink
 sink_of(int fd)
 {
 	struct stat st, null;
+	int flags = fcntl(fd, F_GETFL);
 
+	if (flags != -1 && (flags & O_ACCMODE) == O_RDONLY)
+		return SINK_NONE;
 	if (fstat(fd, &st) == -1)
 		return SINK_SMALL;	/* writes will say what is wrong */
 #ifdef SPLICE_F_NONBLOCK
@@ -528,9 +532,8 @@ feed_child(struct relay *r)
 /* ---- Output: the attempt's pipes, or the held file, to retry's own ------ */
 
 /*
- * retry's own stream is gone (EPIPE, or any other error): the source
- * closes too, so that the child learns it as it would have without retry
- * in between.
+ * retry's own stream has no reader (EPIPE): the source closes too, so
+ * that the child learns it as it would have without retry in between.
  */
 static int
 output_gone(struct relay *r, struct pump *p)
@@ -540,13 +543,35 @@ output_gone(struct relay *r, struct pump *p)
 	return p->from == -1 ? 0 : close_source(r, p);
 }
 
-/* Writes from buf as much as p->to takes without waiting (see sink_of). */
+/*
+ * retry's own stream cannot be written (closed, EBADF; a device's EIO; a
+ * full disk): what comes is still read and matched, and dropped, for this
+ * attempt and the later ones.  Closing the source instead would kill the
+ * attempt with SIGPIPE and hide its later lines from the patterns.
+ */
+static int
+discard(struct relay *r, struct pump *p)
+{
+	p->sink = SINK_NONE;
+	if (p->to >= 0 && p->to <= STDERR_FILENO)
+		r->sink[p->to] = SINK_NONE;
+	p->off = p->len = 0;
+	p->full = 0;
+	return 0;
+}
+
+/*
+ * Writes from buf as much as p->to takes without waiting (see sink_of).
+ * A reader that has gone (EPIPE) is told to the attempt: output_gone().
+ */
 static int
 flush(struct relay *r, struct pump *p)
 {
 	size_t want = p->len - p->off;
 	ssize_t n;
 
+	if (p->sink == SINK_NONE)
+		return discard(r, p);
 	if (p->sink != SINK_FILE && want > PIPE_BUF)
 		want = PIPE_BUF;
 	if ((n = write(p->to, p->buf + p->off, want)) >= 0) {
@@ -556,7 +581,7 @@ flush(struct relay *r, struct pump *p)
 	}
 	if (errno == EAGAIN || errno == EINTR)
 		return 0;
-	return output_gone(r, p);
+	return errno == EPIPE ? output_gone(r, p) : discard(r, p);
 }
 
 /*
@@ -579,7 +604,8 @@ pass_buffered(struct relay *r, struct pump *p)
 			match_feed(r, p, p->buf, (size_t)n);
 		p->off = 0;
 		p->len = (size_t)n;
-		return p->sink == SINK_FILE ? flush(r, p) : 0;
+		return p->sink == SINK_FILE || p->sink == SINK_NONE ?
+		    flush(r, p) : 0;
 	}
 	if (n == -1 && errno == EINTR)
 		return 0;

@@ -27,7 +27,8 @@
 enum sink {
 	SINK_SMALL,	/* PIPE_BUF, once poll(2) says it is writable */
 	SINK_FILE,	/* a regular file or /dev/null: any amount */
-	SINK_PIPE	/* Linux's splice(2) and tee(2), which never wait */
+	SINK_PIPE,	/* Linux's splice(2) and tee(2), which never wait */
+	SINK_NONE	/* retry cannot write it (closed): read, matched, dropped */
 };
 
 /* Output copied to one of retry's own streams: a child's pipe or held file. */

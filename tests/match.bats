@@ -115,3 +115,30 @@ retry: attempt 1/5 succeeded; next in 0.010s"
 denied" ]
 	expect_stderr "retry: attempt 1/5 failed with exit 1; giving up: its output matched --stop-on-output"
 }
+
+@test "a stream retry cannot write (closed, or /dev/full) is discarded and matching goes on: --stop-on-output still sees FATAL" {
+	# Thousands of lines first, so that writes fail before FATAL comes.
+	local script='echo "$RETRY_ATTEMPT" >>count; seq 1 100000; echo FATAL; exit 1'
+	for out in closed /dev/full; do
+		rm -f count
+		rc=0
+		if [ "$out" = closed ]; then
+			"$RETRY" --stop-on-output FATAL -n 3 -b 10ms -j none \
+			    sh -c "$script" >&- 2>err || rc=$?
+		else
+			"$RETRY" --stop-on-output FATAL -n 3 -b 10ms -j none \
+			    sh -c "$script" >"$out" 2>err || rc=$?
+		fi
+		echo "stdout $out: status $rc"
+		[ "$rc" -eq 1 ]
+		[ "$(cat count)" = 1 ]
+		[ "$(cat err)" = "retry: attempt 1/3 failed with exit 1; giving up: its output matched --stop-on-output" ]
+	done
+	# stderr closed: the attempt's stderr lines are matched all the same.
+	rm count
+	rc=0
+	"$RETRY" --on-output again -n 3 -b 10ms -j none sh -c \
+	    'echo "$RETRY_ATTEMPT" >>count; seq 1 100000 >&2; echo again >&2' 2>&- || rc=$?
+	[ "$rc" -eq 0 ]
+	[ "$(wc -l <count)" -eq 3 ]
+}
