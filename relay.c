@@ -840,6 +840,27 @@ relay_release(struct relay *r, int fd)
 }
 
 /*
+ * The run ends before its output is out (the deadline, a signal): what is
+ * left in the attempt's pipes, the buffers and the held file is dropped.
+ */
+int
+relay_drop(struct relay *r)
+{
+	struct pump *pumps[2] = { &r->out, &r->err }, *p;
+	int i;
+
+	r->scanning = 0;
+	for (i = 0; i < 2; i++) {
+		p = pumps[i];
+		p->off = p->len = 0;
+		p->full = 0;
+		if (p->from != -1 && close_source(r, p) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * Has the reader of fd, a pipe, gone?  Then an attempt that died of
  * SIGPIPE wrote for no one, and no retry would change that.  poll(2) says
  * POLLERR (Linux) or POLLHUP for a pipe without a reader; a file, a

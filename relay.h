@@ -88,6 +88,7 @@ int	relay_service(struct relay *, const struct pollfd *, int);
 int	relay_output_done(const struct relay *);
 int	relay_attempt_ended(struct relay *);
 int	relay_release(struct relay *, int);
+int	relay_drop(struct relay *);
 int	relay_reader_gone(int);
 
 #endif

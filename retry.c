@@ -357,7 +357,8 @@ may_start(const struct policy *p, struct run *r)
 		return o;
 	if ((r->interrupt = sp_caught()) != 0)
 		return INTERRUPTED;
-	return RUNNING;
+	/* A fresh reading: the waits above may have ended late. */
+	return monotonic_now() >= r->deadline ? DEADLINE : RUNNING;
 }
 
 static int	 retryable(const struct policy *, const struct run *);
@@ -541,6 +542,9 @@ sleep_before_retry(const struct policy *p, struct run *r)
 		return DEADLINE;
 	/* Retried after all: its held output goes to the log, not stdout. */
 	release_output(STDERR_FILENO);
+	/* A slow reader of the log may have taken time, up to the deadline. */
+	if (r->delay >= r->deadline - (now = monotonic_now()))
+		return DEADLINE;
 	tell_wait(p, r, r->from_hint ? WAIT_HINT : WAIT_BACKOFF, r->delay, &st,
 	    hint);
 	return pause_until(r, now + r->delay, DEADLINE);

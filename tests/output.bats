@@ -13,9 +13,11 @@ setup() {
 	in_test_dir
 }
 
-# A retry that a failed test left in the background.
+# A retry that a failed test left in the background, and the readers
+# that a test holds (later).
 teardown() {
 	kill_bg_retry
+	kill_later
 }
 
 # ---- --buffer-stdout ----------------------------------------------------------
@@ -158,6 +160,60 @@ after-go" ]
 	run -0 timeout 10 sh -c '"$1" --on-output x -n 1 yes 2>err | head -n1' sh "$RETRY"
 	[ "$output" = y ]
 	[ "$(cat err)" = "retry: attempt 1/1 killed by SIGPIPE; giving up: the reader of the output has gone" ]
+}
+
+# stuck_reader FIFO: a reader opens FIFO and never reads (killed in
+# teardown), so that a writer fills it and then waits.
+stuck_reader() {
+	mkfifo "$1"
+	sleep 30 <"$1" 3>&- &
+	later $!
+	disown $!	# no word from the shell when teardown kills it
+}
+
+# within_deadline MS: the run ended at its deadline of MS ms, with slack
+# for a busy machine, and not after it ($took is the run's time).
+within_deadline() {
+	echo "deadline $1 ms, the run took $took ms"
+	between "$took" $(($1 - 50)) $(($1 + 100 + 300))
+}
+
+@test "a reader that stops reading holds retry no longer than -D: matched output, held output to stderr and to stdout" {
+	# Matched: the attempt waits for the reader and is stopped at the
+	# deadline; what it wrote is dropped there.
+	stuck_reader fifo
+	t0=$(now_ms)
+	rc=0
+	"$RETRY" -n 3 -D 1 -b 10ms -j none --on-output x sh -c \
+	    'echo "$RETRY_ATTEMPT" >>count; head -c 2000000 /dev/zero; exit 1' \
+	    >fifo 2>err || rc=$?
+	took=$(($(now_ms) - t0))
+	within_deadline 1000
+	[ "$rc" -eq 124 ]
+	[ "$(cat count)" = 1 ]
+	[ "$(cat err)" = "retry: attempt 1/3 timed out at the deadline; giving up" ]
+	# Held: a failed attempt's output goes to a stderr that no one
+	# reads; no attempt starts at or after the deadline, and the run ends
+	# with the last attempt's status.
+	stuck_reader fifo2
+	rm count
+	t0=$(now_ms)
+	rc=0
+	"$RETRY" -n 3 -D 1 -b 10ms -j none -O sh -c \
+	    'echo "$RETRY_ATTEMPT" >>count; head -c 2000000 /dev/zero; exit 1' \
+	    >out 2>fifo2 || rc=$?
+	took=$(($(now_ms) - t0))
+	within_deadline 1000
+	[ "$rc" -eq 1 ]
+	[ "$(cat count)" = 1 ]
+	# The last attempt's held output to a stdout that no one reads.
+	stuck_reader fifo3
+	t0=$(now_ms)
+	rc=0
+	"$RETRY" -n 3 -D 1 -O head -c 2000000 /dev/zero >fifo3 2>err || rc=$?
+	took=$(($(now_ms) - t0))
+	within_deadline 1000
+	[ "$rc" -eq 0 ]
 }
 
 @test "an attempt killed by SIGPIPE because retry's reader has gone is not retried: no one to retry for" {
