@@ -21,7 +21,7 @@ enum {
 	OPT_DRY_RUN = 256, OPT_SEED, OPT_ON_OUTPUT, OPT_STOP_ON_OUTPUT,
 	OPT_REPORT, OPT_SPLAY, OPT_CIRCUIT, OPT_TRIP, OPT_COOL, OPT_BUDGET,
 	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_RESET, OPT_STORE, OPT_STORE_TIMEOUT,
-	OPT_STORE_FAIL
+	OPT_STORE_FAIL, OPT_HINT_FROM_STDERR
 };
 
 /*
@@ -47,6 +47,7 @@ const char help_text[] =
     "  -j, --jitter MODE     none, full, equal or decorrelated (equal)\n"
     "      --seed N          seed the generator for a reproducible schedule\n"
     "      --splay DUR       wait a random time up to DUR before the first attempt\n"
+    "      --hint-from-stderr  also wait as a Retry-After header on stderr says\n"
     "Which failures:\n"
     "  -o, --on CODES        retry these exit statuses (1-124,128-255)\n"
     "  -x, --stop-on CODES   never retry these, even when listed by --on\n"
@@ -89,6 +90,7 @@ static const struct option longopts[] = {
 	{ "dry-run",	no_argument,		NULL, OPT_DRY_RUN },
 	{ "factor",	required_argument,	NULL, 'f' },
 	{ "help",	no_argument,		NULL, 'h' },
+	{ "hint-from-stderr", no_argument,	NULL, OPT_HINT_FROM_STDERR },
 	{ "jitter",	required_argument,	NULL, 'j' },
 	{ "key",	required_argument,	NULL, 'K' },
 	{ "kill-after",	required_argument,	NULL, 'k' },
@@ -472,6 +474,9 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 			continue;
 		case 'I':
 			p->replay_stdin = 1;
+			continue;
+		case OPT_HINT_FROM_STDERR:
+			p->hint_from_stderr = 1;
 			continue;
 		case 'O':
 			p->buffer_stdout = 1;

@@ -38,6 +38,7 @@ struct policy {
 	const char	*key;
 	int		 dry_run;
 	int		 replay_stdin, buffer_stdout;
+	int		 hint_from_stderr;
 	struct pattern	 on_output, stop_output;
 	const char	*report;	/* file for the JSON report, "-": stderr */
 	int64_t		 splay;		/* ns; 0: none */

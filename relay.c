@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "fd.h"
@@ -78,26 +79,49 @@ sink_of(int fd)
 
 /* ---- Matching lines ------------------------------------------------ */
 
-/* A pattern that has matched once in an attempt needs no more lines. */
+/*
+ * Does p need its lines looked at?  A pattern that has matched once in an
+ * attempt needs no more; --hint-from-stderr looks at every stderr line,
+ * as the last Retry-After counts.
+ */
 static int
-wants_lines(const struct relay *r)
+wants_lines(const struct relay *r, const struct pump *p)
 {
 	return (r->on != NULL && !r->on_hit) ||
-	    (r->stop != NULL && !r->stop_hit);
+	    (r->stop != NULL && !r->stop_hit) ||
+	    (r->hint_watch && p == &r->err);
 }
 
 /*
- * Matches s[0, n), at most its first LINEMAX - 1 bytes, in place: the
- * byte after them is lent for the NUL that regexec(3) wants, and given
- * back.
+ * --hint-from-stderr: a header "Retry-After: value" (the name in any
+ * case) as curl -D /dev/stderr writes it; the line is kept as a hint
+ * file's content, for parse_hint() to read later.
  */
 static void
-match_here(struct relay *r, char *s, size_t n)
+watch_hint(struct relay *r, const char *s, size_t n)
+{
+	if (n < 12 || strncasecmp(s, "Retry-After:", 12) != 0)
+		return;
+	if (n > sizeof(r->hint) - 1)
+		n = sizeof(r->hint) - 1;	/* too long as a hint anyway */
+	memcpy(r->hint, s, n);
+	r->hint[n] = '\0';
+}
+
+/*
+ * Matches s[0, n), at most its first LINEMAX - 1 bytes, a line of p, in
+ * place: the byte after them is lent for the NUL that regexec(3) wants,
+ * and given back.
+ */
+static void
+match_here(struct relay *r, const struct pump *p, char *s, size_t n)
 {
 	char saved;
 
 	if (n > LINEMAX - 1)
 		n = LINEMAX - 1;
+	if (r->hint_watch && p == &r->err)
+		watch_hint(r, s, n);
 	saved = s[n];
 	s[n] = '\0';
 	if (r->on != NULL && !r->on_hit && regexec(r->on, s, 0, NULL, 0) == 0)
@@ -124,7 +148,7 @@ line_add(struct relay *r, struct pump *p, const char *s, size_t n)
 	memcpy(p->line + p->linelen, s, n);
 	p->linelen += n;
 	if (p->linelen == LINEMAX - 1) {
-		match_here(r, p->line, p->linelen);
+		match_here(r, p, p->line, p->linelen);
 		p->skipping = 1;
 	}
 }
@@ -146,18 +170,18 @@ match_feed(struct relay *r, struct pump *p, char *s, size_t n)
 {
 	char *end = s + n, *nl;
 
-	while (wants_lines(r) &&
+	while (wants_lines(r, p) &&
 	    (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
 		if (p->linelen > 0 || p->skipping) {
 			line_add(r, p, s, (size_t)(nl - s));
 			if (!p->skipping)
-				match_here(r, p->line, p->linelen);
+				match_here(r, p, p->line, p->linelen);
 		} else
-			match_here(r, s, (size_t)(nl - s));
+			match_here(r, p, s, (size_t)(nl - s));
 		line_reset(p);
 		s = nl + 1;
 	}
-	if (wants_lines(r))
+	if (wants_lines(r, p))
 		line_add(r, p, s, (size_t)(end - s));
 }
 
@@ -165,8 +189,8 @@ match_feed(struct relay *r, struct pump *p, char *s, size_t n)
 static void
 match_end(struct relay *r, struct pump *p)
 {
-	if (p->linelen > 0 && !p->skipping && wants_lines(r))
-		match_here(r, p->line, p->linelen);
+	if (p->linelen > 0 && !p->skipping && wants_lines(r, p))
+		match_here(r, p, p->line, p->linelen);
 	line_reset(p);
 }
 
@@ -240,12 +264,14 @@ init_input(struct relay *r, int replay)
  * are retry's stdout and stderr looked at (sink_of).
  */
 int
-relay_init(struct relay *r, int replay, int hold, const regex_t *on,
+relay_init(struct relay *r, int replay, int hold, int hint, const regex_t *on,
     const regex_t *stop)
 {
 	r->on = on;
 	r->stop = stop;
 	r->on_hit = r->stop_hit = 0;
+	r->hint_watch = hint;
+	r->hint[0] = '\0';
 	r->rewind = r->replay = r->in_pipe = r->source_eof = 0;
 	r->copy_spliced = r->child_full = 0;
 	r->copy = r->to_child = r->held = -1;
@@ -253,7 +279,7 @@ relay_init(struct relay *r, int replay, int hold, const regex_t *on,
 	r->copied = r->fed = r->scanned = 0;
 	r->feed_off = r->feed_len = 0;
 	r->sink[0] = r->sink[1] = r->sink[2] = SINK_SMALL;
-	if (hold || on != NULL || stop != NULL) {
+	if (hold || hint || on != NULL || stop != NULL) {
 		r->sink[STDOUT_FILENO] = sink_of(STDOUT_FILENO);
 		r->sink[STDERR_FILENO] = sink_of(STDERR_FILENO);
 	}
@@ -279,6 +305,7 @@ relay_prepare(struct relay *r)
 	int fds[2], matching = r->on != NULL || r->stop != NULL;
 
 	r->on_hit = r->stop_hit = 0;
+	r->hint[0] = '\0';
 	r->scanning = 0;
 	line_reset(&r->out);
 	line_reset(&r->err);
@@ -306,7 +333,7 @@ relay_prepare(struct relay *r)
 	} else if (matching &&
 	    open_pump(r, &r->out, STDOUT_FILENO, &r->child_fd[1]) == -1)
 		return fail(r, "pipe");
-	if (matching &&
+	if ((matching || r->hint_watch) &&
 	    open_pump(r, &r->err, STDERR_FILENO, &r->child_fd[2]) == -1)
 		return fail(r, "pipe");
 	return 0;
@@ -714,7 +741,7 @@ pass(struct relay *r, struct pump *p)
 {
 #ifdef SPLICE_F_NONBLOCK
 	if (p->sink == SINK_PIPE)
-		return p->file || !wants_lines(r) ? pass_spliced(r, p) :
+		return p->file || !wants_lines(r, p) ? pass_spliced(r, p) :
 		    pass_teed(r, p);
 #endif
 	return pass_buffered(r, p);
@@ -742,7 +769,7 @@ scan_held(struct relay *r)
 {
 	ssize_t n = 0;
 
-	if (wants_lines(r) &&
+	if (wants_lines(r, &r->out) &&
 	    (n = pread(r->held, r->chunk, sizeof(r->chunk), r->scanned)) > 0) {
 		match_feed(r, &r->out, r->chunk, (size_t)n);
 		r->scanned += n;
@@ -792,6 +819,13 @@ relay_output_done(const struct relay *r)
 	    r->err.from == -1 && !pump_blocked(&r->err) && !r->scanning;
 }
 
+/* --hint-from-stderr: the last Retry-After line of the attempt, or NULL. */
+const char *
+relay_hint(const struct relay *r)
+{
+	return r->hint_watch && r->hint[0] != '\0' ? r->hint : NULL;
+}
+
 /*
  * The attempt has ended: its stdin closes; its output pipes give what is
  * in them and then close, even if a process it left behind holds them.
@@ -807,7 +841,7 @@ relay_attempt_ended(struct relay *r)
 		r->to_child = -1;
 	}
 	r->out.draining = r->err.draining = 1;
-	if (r->held != -1 && wants_lines(r)) {
+	if (r->held != -1 && wants_lines(r, &r->out)) {
 		line_reset(&r->out);
 		r->scanned = 0;
 		r->scanning = 1;

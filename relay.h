@@ -49,6 +49,8 @@ struct pump {
 struct relay {
 	const regex_t	*on, *stop;	/* --on-output, --stop-on-output */
 	int		 on_hit, stop_hit;
+	int		 hint_watch;	/* --hint-from-stderr */
+	char		 hint[256];	/* the attempt's last Retry-After line */
 
 	int		 rewind;	/* stdin is a regular file */
 	off_t		 start_offset;
@@ -80,12 +82,14 @@ struct relay {
 	char		 outline[LINEMAX], errline[LINEMAX];
 };
 
-int	relay_init(struct relay *, int, int, const regex_t *, const regex_t *);
+int	relay_init(struct relay *, int, int, int, const regex_t *,
+	    const regex_t *);
 int	relay_prepare(struct relay *);
 int	relay_forked(struct relay *);
 int	relay_poll(struct relay *, struct pollfd *, int *);
 int	relay_service(struct relay *, const struct pollfd *, int);
 int	relay_output_done(const struct relay *);
+const char *relay_hint(const struct relay *);
 int	relay_attempt_ended(struct relay *);
 int	relay_release(struct relay *, int);
 int	relay_drop(struct relay *);

@@ -268,6 +268,7 @@ begin_run(const struct policy *p, struct run *r)
 	tell_kind(RUN_BEGINS, p, r);
 	open_hint_channel();
 	if (relay_init(&io, p->replay_stdin, p->buffer_stdout,
+	    p->hint_from_stderr,
 	    p->on_output.set ? &p->on_output.re : NULL,
 	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
 		fatal("%s needs a temporary file in %s", io.failed, temp_dir());
@@ -472,7 +473,27 @@ judge_attempt(const struct policy *p, const struct run *r)
 }
 
 /*
- * A delay that the attempt wrote to RETRY_AFTER_FILE replaces the backoff
+ * What the attempt said of the delay: what it wrote to RETRY_AFTER_FILE,
+ * else, with --hint-from-stderr, the last Retry-After header on its
+ * stderr; in text, NUL-terminated.  NULL when it said nothing.
+ */
+static const char *
+hint_text(char *text, size_t size)
+{
+	const char *why, *header;
+
+	if (hint_read(text, size, &why) != NULL)
+		return text;
+	if (why != NULL)	/* else none: the usual case */
+		detail("Retry-After hint not used: %s", why);
+	if ((header = relay_hint(&io)) == NULL)
+		return NULL;
+	(void)snprintf(text, size, "%s", header);
+	return text;
+}
+
+/*
+ * A delay that the attempt gave (hint_text) replaces the backoff
  * in r->delay, with up to 10 % more so that clients told the same second
  * do not return together, and at most the cap; but a hint that passes the
  * deadline (room from now) stays whole, so that the run ends as it would
@@ -489,11 +510,8 @@ take_hint(const struct policy *p, struct run *r, int64_t room, char *note,
 	int64_t delay;
 
 	note[0] = '\0';
-	if (hint_read(text, sizeof(text), &why) == NULL) {
-		if (why != NULL)	/* else none: the usual case */
-			detail("Retry-After hint not used: %s", why);
+	if (hint_text(text, sizeof(text)) == NULL)
 		return 0;
-	}
 	if (strlen(text) == sizeof(text) - 1)
 		why = "too long";
 	else

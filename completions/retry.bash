@@ -10,7 +10,7 @@
 _retry_shorts=(-b -c -D -f -h -I -j -K -k -n -O -o -q -s -T -V -v -x)
 _retry_longs=(--attempts --base --budget --buffer-stdout --cap --circuit
 	--circuit-reset --circuit-status --cool --deadline --dry-run --factor
-	--help --jitter --key --kill-after --max-delay --on --on-output --quiet
+	--help --hint-from-stderr --jitter --key --kill-after --max-delay --on --on-output --quiet
 	--replay-stdin --report --seed --signal --splay --stop-on
 	--stop-on-output --store --store-fail --store-timeout --timeout --trip
 	--verbose --version)

@@ -11,8 +11,8 @@ function __retry_takes_value
         circuit-status cool deadline factor jitter key kill-after max-delay \
         on on-output report seed signal splay stop-on stop-on-output \
         store store-fail store-timeout timeout trip
-    set -l all $valued buffer-stdout dry-run help quiet replay-stdin \
-        verbose version
+    set -l all $valued buffer-stdout dry-run help hint-from-stderr quiet \
+        replay-stdin verbose version
     if contains -- $name $all
         contains -- $name $valued
         return
@@ -140,6 +140,7 @@ complete -c retry -n $cond -l max-delay -x -d 'Largest delay (30s), as --cap'
 complete -c retry -n $cond -s j -l jitter -xa "$jitters" -d 'How the delay is drawn (equal)'
 complete -c retry -n $cond -l seed -x -d 'Seed the generator for a reproducible schedule'
 complete -c retry -n $cond -l splay -x -d 'Wait a random time up to DUR before the first attempt'
+complete -c retry -n $cond -l hint-from-stderr -d 'Also wait as a Retry-After header on stderr says'
 # Which failures.
 complete -c retry -n $cond -s o -l on -x -d 'Retry these exit statuses (1-124,128-255)'
 complete -c retry -n $cond -s x -l stop-on -x -d 'Never retry these exit statuses'
