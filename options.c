@@ -21,7 +21,7 @@ enum {
 	OPT_DRY_RUN = 256, OPT_SEED, OPT_ON_OUTPUT, OPT_STOP_ON_OUTPUT,
 	OPT_REPORT, OPT_SPLAY, OPT_CIRCUIT, OPT_TRIP, OPT_COOL, OPT_BUDGET,
 	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_RESET, OPT_STORE, OPT_STORE_TIMEOUT,
-	OPT_STORE_FAIL, OPT_HINT_FROM_STDERR
+	OPT_STORE_FAIL, OPT_HINT_FROM_STDERR, OPT_SHARE_STDIN
 };
 
 /*
@@ -58,7 +58,8 @@ const char help_text[] =
     "      --circuit NAME --trip N --cool DUR --budget N/DUR --circuit-status NAME\n"
     "      --circuit-reset NAME --store URL --store-timeout DUR --store-fail MODE\n"
     "Input and output:\n"
-    "  -I, --replay-stdin    give every attempt the same standard input\n"
+    "  -I, --replay-stdin    give every attempt the same standard input, any size\n"
+    "      --share-stdin     let each attempt read on where the last one stopped\n"
     "  -O, --buffer-stdout   hold each attempt's output; only the last one's\n"
     "                        goes to stdout, the others' to stderr\n"
     "Messages:\n"
@@ -102,6 +103,7 @@ static const struct option longopts[] = {
 	{ "replay-stdin", no_argument,		NULL, 'I' },
 	{ "report",	required_argument,	NULL, OPT_REPORT },
 	{ "seed",	required_argument,	NULL, OPT_SEED },
+	{ "share-stdin", no_argument,		NULL, OPT_SHARE_STDIN },
 	{ "signal",	required_argument,	NULL, 's' },
 	{ "splay",	required_argument,	NULL, OPT_SPLAY },
 	{ "stop-on",	required_argument,	NULL, 'x' },
@@ -478,6 +480,9 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 		case OPT_HINT_FROM_STDERR:
 			p->hint_from_stderr = 1;
 			continue;
+		case OPT_SHARE_STDIN:
+			p->share_stdin = 1;
+			continue;
 		case 'O':
 			p->buffer_stdout = 1;
 			continue;
@@ -534,6 +539,10 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 	if (!have_on)
 		(void)parse_codes("1-124,128-255", &on);
 	p->on = on;
+	if (p->replay_stdin && p->share_stdin)
+		return failure(err, errsize, "--replay-stdin and --share-stdin "
+		    "exclude each other: replay the input, or let attempts read "
+		    "on");
 	if (p->tunes_circuit &&
 	    (p->circuit == NULL || p->circuit_command != CIRCUIT_RUN))
 		return failure(err, errsize, "--trip, --cool and --budget need "

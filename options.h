@@ -39,6 +39,7 @@ struct policy {
 	int		 dry_run;
 	int		 replay_stdin, buffer_stdout;
 	int		 hint_from_stderr;
+	int		 share_stdin;
 	struct pattern	 on_output, stop_output;
 	const char	*report;	/* file for the JSON report, "-": stderr */
 	int64_t		 splay;		/* ns; 0: none */

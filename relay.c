@@ -38,6 +38,8 @@
  */
 #define SPLICE_MAX	(1 << 20)	/* Linux's largest pipe (pipe-max-size) */
 
+static int	 at_bound(const struct relay *);
+
 /* ---- Helpers ------------------------------------------------------- */
 
 static int
@@ -233,20 +235,27 @@ close_source(struct relay *r, struct pump *p)
 }
 
 /*
- * A regular file on stdin is read again from where retry found it;
+ * A regular file on stdin is read again from where retry found it.
  * --replay-stdin copies anything else to a file as it arrives, spliced
- * from a pipe.  The caller refuses a terminal.
+ * from a pipe; the caller refuses a terminal.  By default a pipe or a
+ * socket is copied too, memory first, then a file, up to REPLAY_BOUND:
+ * a retried attempt must not run silently on less input than the first
+ * had, as it would on a shared pipe that the first has emptied.  A
+ * terminal, /dev/null and other devices are never copied: what an attempt
+ * reads there was typed or is nothing.
  */
 static int
-init_input(struct relay *r, int replay)
+init_input(struct relay *r, enum input mode)
 {
 	struct stat st;
 	int known = fstat(STDIN_FILENO, &st) == 0;
 
+	if (mode == INPUT_SHARED)
+		return 0;
 	if (known && S_ISREG(st.st_mode)) {
 		r->start_offset = lseek(STDIN_FILENO, 0, SEEK_CUR);
 		r->rewind = r->start_offset != -1;
-	} else if (replay) {
+	} else if (mode == INPUT_REPLAYED) {
 		if ((r->copy = scratch_file()) == -1)
 			return fail(r, "--replay-stdin");
 		/* A closed stdin is held by /dev/null (retry.c): empty. */
@@ -254,6 +263,12 @@ init_input(struct relay *r, int replay)
 #ifdef SPLICE_F_NONBLOCK
 		r->in_pipe = known && S_ISFIFO(st.st_mode);
 		r->copy_spliced = 1;
+#endif
+	} else if (known && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+		r->replay = 1;
+		r->bound = REPLAY_BOUND;
+#ifdef SPLICE_F_NONBLOCK
+		r->in_pipe = S_ISFIFO(st.st_mode);
 #endif
 	}
 	return 0;
@@ -264,8 +279,8 @@ init_input(struct relay *r, int replay)
  * are retry's stdout and stderr looked at (sink_of).
  */
 int
-relay_init(struct relay *r, int replay, int hold, int hint, const regex_t *on,
-    const regex_t *stop)
+relay_init(struct relay *r, enum input input, int hold, int hint,
+    const regex_t *on, const regex_t *stop)
 {
 	r->on = on;
 	r->stop = stop;
@@ -273,6 +288,8 @@ relay_init(struct relay *r, int replay, int hold, int hint, const regex_t *on,
 	r->hint_watch = hint;
 	r->hint[0] = '\0';
 	r->rewind = r->replay = r->in_pipe = r->source_eof = 0;
+	r->bound = 0;
+	r->cut = r->spill_error = 0;
 	r->copy_spliced = r->child_full = 0;
 	r->copy = r->to_child = r->held = -1;
 	r->released = r->scanning = 0;
@@ -291,7 +308,7 @@ relay_init(struct relay *r, int replay, int hold, int hint, const regex_t *on,
 	r->err.line = r->errline;
 	r->child_fd[0] = r->child_fd[1] = r->child_fd[2] = -1;
 	r->failed = NULL;
-	if (init_input(r, replay) == -1)
+	if (init_input(r, input) == -1)
 		return -1;
 	if (hold && (r->held = scratch_file()) == -1)
 		return fail(r, "--buffer-stdout");
@@ -384,15 +401,18 @@ relay_poll(struct relay *r, struct pollfd *fds, int *now)
 	struct pump *pumps[2] = { &r->out, &r->err }, *p;
 	int n = 0, i;
 
-	if (r->replay && !r->source_eof)
+	if (r->replay && !r->source_eof && !at_bound(r))
 		n = watch(fds, n, STDIN_FILENO, POLLIN);
-	if (r->to_child != -1 && r->fed < r->copied) {
+	if (r->to_child != -1 && (r->fed < r->copied ||
+	    r->feed_off < r->feed_len)) {
 		if (r->child_full)
 			n = watch(fds, n, r->to_child, POLLOUT);
 		else
 			*now = 1;
 	} else if (r->to_child != -1 && r->source_eof)
 		*now = 1;	/* all given: the attempt's end of input, now */
+	else if (r->to_child != -1 && at_bound(r))
+		n = watch(fds, n, STDIN_FILENO, POLLIN);	/* pass_input */
 	if (r->scanning)
 		*now = 1;
 	for (i = 0; i < 2; i++) {
@@ -421,6 +441,22 @@ ready(const struct pollfd *fds, int n, int fd)
 
 /* ---- Input: stdin to the copy, the copy to the attempt ------------------ */
 
+/* The copy holds all it may: stdin waits for an attempt (pass_input). */
+static int
+at_bound(const struct relay *r)
+{
+	return r->bound != 0 && r->copied >= r->bound;
+}
+
+/* At most this much of stdin goes to the copy at once. */
+static size_t
+room(const struct relay *r, size_t most)
+{
+	if (r->bound != 0 && (off_t)most > r->bound - r->copied)
+		return (size_t)(r->bound - r->copied);
+	return most;
+}
+
 static int
 took_input(struct relay *r, ssize_t n)
 {
@@ -431,10 +467,48 @@ took_input(struct relay *r, ssize_t n)
 }
 
 /*
+ * The copy has filled mem: it goes on in a file.  Without one (no
+ * TMPDIR, a full disk) the bound becomes what mem holds: the run goes on,
+ * and only a retry that would need more is refused (relay_input_cut).
+ */
+static int
+spill(struct relay *r)
+{
+	if ((r->copy = scratch_file()) == -1 ||
+	    pwrite(r->copy, r->mem, (size_t)r->copied, 0) != r->copied) {
+		r->spill_error = errno != 0 ? errno : EIO;
+		if (r->copy != -1 && close(r->copy) == -1)
+			return fail(r, "close");
+		r->copy = -1;
+		r->bound = r->copied;
+		return 0;
+	}
+#ifdef SPLICE_F_NONBLOCK
+	r->copy_spliced = 1;
+#endif
+	return 0;
+}
+
+/* Without -I, the start of the input: into mem, no file yet. */
+static int
+take_into_mem(struct relay *r)
+{
+	ssize_t n;
+
+	if (r->copied == (off_t)sizeof(r->mem))
+		return spill(r);
+	n = read(STDIN_FILENO, r->mem + r->copied,
+	    room(r, sizeof(r->mem) - (size_t)r->copied));
+	if (n == -1)
+		return errno == EINTR || errno == EAGAIN ? 0 : fail(r, "stdin");
+	return took_input(r, n);
+}
+
+/*
  * Input that arrived goes to the copy at once, so the producer never
- * waits.  From a pipe, splice(2) moves it into the file without passing
- * through retry; SPLICE_F_NONBLOCK, because another reader of a shared
- * stdin may have emptied it since poll(2).
+ * waits (but at the bound).  From a pipe, splice(2) moves it into the
+ * file without passing through retry; SPLICE_F_NONBLOCK, because another
+ * reader of a shared stdin may have emptied it since poll(2).
  */
 static int
 take_input(struct relay *r)
@@ -442,12 +516,14 @@ take_input(struct relay *r)
 	ssize_t n, w;
 	off_t at;
 
+	if (r->copy == -1)
+		return take_into_mem(r);
 #ifdef SPLICE_F_NONBLOCK
 	if (r->in_pipe) {
 		loff_t to = r->copied;
 
-		n = splice(STDIN_FILENO, NULL, r->copy, &to, SPLICE_MAX,
-		    SPLICE_F_NONBLOCK);
+		n = splice(STDIN_FILENO, NULL, r->copy, &to,
+		    room(r, SPLICE_MAX), SPLICE_F_NONBLOCK);
 		if (n >= 0)
 			return took_input(r, n);
 		if (errno == EINTR || errno == EAGAIN)
@@ -457,7 +533,7 @@ take_input(struct relay *r)
 		r->in_pipe = 0;		/* a file system without splice */
 	}
 #endif
-	n = read(STDIN_FILENO, r->chunk, sizeof(r->chunk));
+	n = read(STDIN_FILENO, r->chunk, room(r, sizeof(r->chunk)));
 	if (n == -1)
 		return errno == EINTR || errno == EAGAIN ? 0 : fail(r, "stdin");
 	for (at = 0; at < n; at += w)
@@ -472,6 +548,7 @@ static int
 child_gone(struct relay *r)
 {
 	r->fed = r->copied;
+	r->feed_off = r->feed_len = 0;
 	if (close(r->to_child) == -1)
 		return fail(r, "close");
 	r->to_child = -1;
@@ -488,6 +565,23 @@ feed_failed(struct relay *r)
 		return child_gone(r);
 	else if (errno != EINTR)
 		return fail(r, "pipe");
+	return 0;
+}
+
+/* What is in feed, to the attempt, as much as its pipe takes. */
+static int
+write_feed(struct relay *r, int counts)
+{
+	ssize_t n;
+
+	n = write(r->to_child, r->feed + r->feed_off,
+	    r->feed_len - r->feed_off);
+	if (n == -1)
+		return feed_failed(r);
+	if (counts)
+		r->fed += n;
+	if ((r->feed_off += (size_t)n) == r->feed_len)
+		r->feed_off = r->feed_len = 0;
 	return 0;
 }
 
@@ -512,14 +606,7 @@ feed_buffered(struct relay *r)
 		r->feed_off = 0;
 		r->feed_len = (size_t)n;
 	}
-	n = write(r->to_child, r->feed + r->feed_off,
-	    r->feed_len - r->feed_off);
-	if (n == -1)
-		return feed_failed(r);
-	r->fed += n;
-	if ((r->feed_off += (size_t)n) == r->feed_len)
-		r->feed_off = r->feed_len = 0;
-	return 0;
+	return write_feed(r, 1);
 }
 
 /*
@@ -533,8 +620,18 @@ feed_child(struct relay *r)
 #ifdef SPLICE_F_NONBLOCK
 	size_t want = SPLICE_MAX;
 	loff_t at = r->fed;
+#endif
 	ssize_t n;
 
+	if (r->copy == -1) {
+		n = write(r->to_child, r->mem + r->fed,
+		    (size_t)(r->copied - r->fed));
+		if (n == -1)
+			return feed_failed(r);
+		r->fed += n;
+		return 0;
+	}
+#ifdef SPLICE_F_NONBLOCK
 	if (r->copy_spliced) {
 		if ((off_t)want > r->copied - r->fed)
 			want = (size_t)(r->copied - r->fed);
@@ -554,6 +651,36 @@ feed_child(struct relay *r)
 	}
 #endif
 	return feed_buffered(r);
+}
+
+/*
+ * Past the bound, once the attempt has had all the copy: stdin passes
+ * through feed to the attempt, a chunk at a time as it takes them, and
+ * is kept nowhere.  The copy is then cut: no later attempt could get the
+ * whole input, and the run loop ends the run rather than retry.  The
+ * producer waits for the attempt, and for nobody when none runs.
+ */
+static int
+pass_input(struct relay *r, int readable)
+{
+	ssize_t n;
+
+	if (r->feed_off == r->feed_len) {
+		if (!readable)
+			return 0;
+		n = read(STDIN_FILENO, r->feed, sizeof(r->feed));
+		if (n == -1)
+			return errno == EINTR || errno == EAGAIN ? 0 :
+			    fail(r, "stdin");
+		if (n == 0) {
+			r->source_eof = 1;	/* it all fitted after all */
+			return 0;
+		}
+		r->cut = 1;
+		r->feed_off = 0;
+		r->feed_len = (size_t)n;
+	}
+	return write_feed(r, 0);
 }
 
 /* ---- Output: the attempt's pipes, or the held file, to retry's own ------ */
@@ -790,13 +917,21 @@ scan_held(struct relay *r)
 int
 relay_service(struct relay *r, const struct pollfd *fds, int n)
 {
-	if (r->replay && !r->source_eof && ready(fds, n, STDIN_FILENO) &&
-	    take_input(r) == -1)
-		return -1;
+	int readable = r->replay && !r->source_eof &&
+	    ready(fds, n, STDIN_FILENO);
+
+	if (readable && !at_bound(r)) {
+		if (take_input(r) == -1)
+			return -1;
+		readable = 0;	/* read once a turn: stdin may block */
+	}
 	if (r->to_child != -1 && r->child_full && ready(fds, n, r->to_child))
 		r->child_full = 0;
-	if (r->to_child != -1 && r->fed < r->copied && !r->child_full &&
-	    feed_child(r) == -1)
+	if (r->to_child != -1 && r->fed < r->copied && !r->child_full) {
+		if (feed_child(r) == -1)
+			return -1;
+	} else if (r->to_child != -1 && at_bound(r) && !r->child_full &&
+	    pass_input(r, readable) == -1)
 		return -1;
 	if (r->to_child != -1 && r->source_eof && r->fed == r->copied) {
 		if (close(r->to_child) == -1)
@@ -840,6 +975,7 @@ relay_attempt_ended(struct relay *r)
 			return fail(r, "close");
 		r->to_child = -1;
 	}
+	r->feed_off = r->feed_len = 0;	/* what passed, for it alone */
 	r->out.draining = r->err.draining = 1;
 	if (r->held != -1 && wants_lines(r, &r->out)) {
 		line_reset(&r->out);

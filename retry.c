@@ -267,7 +267,8 @@ begin_run(const struct policy *p, struct run *r)
 	export_environment(p->key, p->argv, p->attempts, r->deadline, outer);
 	tell_kind(RUN_BEGINS, p, r);
 	open_hint_channel();
-	if (relay_init(&io, p->replay_stdin, p->buffer_stdout,
+	if (relay_init(&io, p->share_stdin ? INPUT_SHARED : p->replay_stdin ?
+	    INPUT_REPLAYED : INPUT_BOUNDED, p->buffer_stdout,
 	    p->hint_from_stderr,
 	    p->on_output.set ? &p->on_output.re : NULL,
 	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
@@ -431,6 +432,9 @@ run_attempt(const struct policy *p, struct run *r)
 	r->status = attempt_status(&r->end);
 	r->on_hit = io.on_hit;
 	r->stop_hit = io.stop_hit;
+	r->input_cut = io.cut;
+	r->input_kept = io.bound;
+	r->input_error = io.spill_error;
 	if (r->end.signal != 0 && r->interrupt == 0)
 		r->interrupt = r->end.signal;
 	tell_kind(ATTEMPT_ENDS, p, r);
@@ -469,6 +473,9 @@ judge_attempt(const struct policy *p, const struct run *r)
 		return r->status == 0 ? SUCCEEDED : NOT_RETRYABLE;
 	if (p->attempts != 0 && r->attempt >= p->attempts)
 		return EXHAUSTED;
+	/* The next would run on less input than this one had, unasked. */
+	if (r->input_cut)
+		return INPUT_CUT;
 	return RUNNING;
 }
 

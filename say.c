@@ -202,6 +202,29 @@ say_interrupted(const struct run *r, const char *label, const char *end)
 		say("%s %s; giving up: interrupted", label, end);
 }
 
+/*
+ * The standard input passed what retry keeps to replay without -I: the
+ * line names both ways on, and -v why no file held more.
+ */
+static void
+say_input_cut(const struct run *r, const char *label, const char *end)
+{
+	char kept[32];
+
+	if (r->input_kept % (1 << 20) == 0)
+		(void)snprintf(kept, sizeof(kept), "%lld MiB",
+		    (long long)(r->input_kept >> 20));
+	else
+		(void)snprintf(kept, sizeof(kept), "%lld KiB",
+		    (long long)(r->input_kept >> 10));
+	if (r->input_error != 0)
+		detail("standard input kept in memory only: temporary file: %s",
+		    strerror(r->input_error));
+	say("%s %s; giving up: its standard input passed the %s kept for a "
+	    "retry (-I keeps any size, --share-stdin lets attempts read on)",
+	    label, end, kept);
+}
+
 /* The one line that says why the run ended. */
 static void
 say_why(const struct policy *p, const struct run *r)
@@ -250,6 +273,9 @@ say_why(const struct policy *p, const struct run *r)
 		break;
 	case STORE_DOWN:
 		say("%s; giving up (--store-fail closed)", r->store_err);
+		break;
+	case INPUT_CUT:
+		say_input_cut(r, label, end);
 		break;
 	}
 }
