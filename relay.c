@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Input replay, output matching and held output for retry's attempts.
- * Memory stays constant whatever the amount of data: input is copied to an
- * unlinked file, output passes through one 64 KiB buffer per stream.
+ * Memory stays constant whatever the amount of data: input is copied to
+ * 64 KiB of memory, then an unlinked file; output passes through one
+ * 64 KiB buffer per stream.
  */
 #include "compat.h"	/* first: the feature macros */
 

@@ -12,7 +12,7 @@ function __retry_takes_value
         on on-output report seed signal splay stop-on stop-on-output \
         store store-fail store-timeout timeout trip
     set -l all $valued buffer-stdout dry-run help hint-from-stderr quiet \
-        replay-stdin verbose version
+        replay-stdin share-stdin verbose version
     if contains -- $name $all
         contains -- $name $valued
         return
@@ -158,7 +158,8 @@ complete -c retry -n $cond -l store -x -d 'Keep the circuit in Redis, shared by 
 complete -c retry -n $cond -l store-timeout -x -d 'Give up on a step of the store after DUR (250ms)'
 complete -c retry -n $cond -l store-fail -xa "open\t'go on as if there were no circuit' closed\t'exit 75 before the next attempt'" -d 'When the store fails (open)'
 # Input and output.
-complete -c retry -n $cond -s I -l replay-stdin -d 'Give every attempt the same standard input'
+complete -c retry -n $cond -s I -l replay-stdin -d 'Give every attempt the same standard input, any size'
+complete -c retry -n $cond -l share-stdin -d 'Let each attempt read on where the last one stopped'
 complete -c retry -n $cond -s O -l buffer-stdout -d "Hold each attempt's output; only the last one's to stdout"
 # Messages.
 complete -c retry -n $cond -l dry-run -d 'Print the delay schedule and exit'
