@@ -276,11 +276,34 @@ init_input(struct relay *r, enum input mode)
 }
 
 /*
+ * count: a failed attempt's output on stdout will stay there before the
+ * next one's (retry cmd | jq), and the run loop wants to say how much.
+ * On a file the offset tells; a pipe or a socket gets a pump that counts
+ * what it passes on.  Nothing for a terminal, where the reader sees it.
+ */
+static void
+init_count(struct relay *r, int count)
+{
+	struct stat st;
+
+	r->count_out = 0;
+	r->out_bytes = 0;
+	r->out_start = -1;
+	if (!count || fstat(STDOUT_FILENO, &st) == -1)
+		return;
+	if (S_ISREG(st.st_mode))
+		r->out_start = 0;	/* read before each attempt */
+	else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+		r->count_out = 1;
+}
+
+/*
  * Sets what each attempt's stdio will be.  Only when output is relayed
- * are retry's stdout and stderr looked at (sink_of).
+ * are retry's stdout and stderr looked at (sink_of).  count: say how much
+ * each attempt put on stdout (init_count).
  */
 int
-relay_init(struct relay *r, enum input input, int hold, int hint,
+relay_init(struct relay *r, enum input input, int hold, int hint, int count,
     const regex_t *on, const regex_t *stop)
 {
 	r->on = on;
@@ -297,7 +320,8 @@ relay_init(struct relay *r, enum input input, int hold, int hint,
 	r->copied = r->fed = r->scanned = 0;
 	r->feed_off = r->feed_len = 0;
 	r->sink[0] = r->sink[1] = r->sink[2] = SINK_SMALL;
-	if (hold || hint || on != NULL || stop != NULL) {
+	init_count(r, count && !hold);
+	if (hold || hint || r->count_out || on != NULL || stop != NULL) {
 		r->sink[STDOUT_FILENO] = sink_of(STDOUT_FILENO);
 		r->sink[STDERR_FILENO] = sink_of(STDERR_FILENO);
 	}
@@ -348,9 +372,12 @@ relay_prepare(struct relay *r)
 			return fail(r, "temporary file");
 		r->child_fd[1] = r->held;
 		r->released = 0;
-	} else if (matching &&
+	} else if ((matching || r->count_out) &&
 	    open_pump(r, &r->out, STDOUT_FILENO, &r->child_fd[1]) == -1)
 		return fail(r, "pipe");
+	r->out_bytes = 0;
+	if (r->out_start != -1)	/* a regular file: -1 turns counting off */
+		r->out_start = lseek(STDOUT_FILENO, 0, SEEK_CUR);
 	if ((matching || r->hint_watch) &&
 	    open_pump(r, &r->err, STDERR_FILENO, &r->child_fd[2]) == -1)
 		return fail(r, "pipe");
@@ -715,6 +742,14 @@ discard(struct relay *r, struct pump *p)
 	return 0;
 }
 
+/* n bytes of the attempt went out: counted when they went to stdout. */
+static void
+moved(struct relay *r, const struct pump *p, ssize_t n)
+{
+	if (p == &r->out && !p->file && p->to == STDOUT_FILENO)
+		r->out_bytes += n;
+}
+
 /*
  * Writes from buf as much as p->to takes without waiting (see sink_of).
  * A reader that has gone (EPIPE) is told to the attempt: output_gone().
@@ -730,6 +765,7 @@ flush(struct relay *r, struct pump *p)
 	if (p->sink != SINK_FILE && want > PIPE_BUF)
 		want = PIPE_BUF;
 	if ((n = write(p->to, p->buf + p->off, want)) >= 0) {
+		moved(r, p, n);
 		if ((p->off += (size_t)n) == p->len)
 			p->off = p->len = 0;
 		return 0;
@@ -819,6 +855,7 @@ pass_spliced(struct relay *r, struct pump *p)
 	if (n == 0)
 		return close_source(r, p);
 	p->pos = pos;
+	moved(r, p, n);
 	return 0;
 }
 
@@ -858,6 +895,7 @@ pass_teed(struct relay *r, struct pump *p)
 		return close_source(r, p);
 	if (read_exactly(p->from, p->buf, (size_t)n) == -1)
 		return fail(r, "pipe");
+	moved(r, p, n);
 	match_feed(r, p, p->buf, (size_t)n);
 	return 0;
 }
@@ -971,12 +1009,17 @@ relay_hint(const struct relay *r)
 int
 relay_attempt_ended(struct relay *r)
 {
+	off_t end;
+
 	if (r->to_child != -1) {
 		if (close(r->to_child) == -1)
 			return fail(r, "close");
 		r->to_child = -1;
 	}
 	r->feed_off = r->feed_len = 0;	/* what passed, for it alone */
+	if (r->out_start != -1 &&
+	    (end = lseek(STDOUT_FILENO, 0, SEEK_CUR)) > r->out_start)
+		r->out_bytes = end - r->out_start;
 	r->out.draining = r->err.draining = 1;
 	if (r->held != -1 && wants_lines(r, &r->out)) {
 		line_reset(&r->out);

@@ -76,6 +76,10 @@ struct relay {
 	off_t		 copied, fed;
 	size_t		 feed_off, feed_len;	/* in feed: see pass_input() */
 
+	int		 count_out;	/* stdout a pipe or socket: a pump counts */
+	off_t		 out_start;	/* stdout a file: its offset, else -1 */
+	off_t		 out_bytes;	/* the attempt put on retry's stdout */
+
 	int		 held;		/* --buffer-stdout: the file, or -1 */
 	int		 released;	/* the held output has gone out */
 	int		 scanning;	/* it is being matched, from scanned on */
@@ -97,8 +101,8 @@ struct relay {
 	char		 mem[CHUNK];	/* the copy's start, without -I */
 };
 
-int	relay_init(struct relay *, enum input, int, int, const regex_t *,
-	    const regex_t *);
+int	relay_init(struct relay *, enum input, int, int, int,
+	    const regex_t *, const regex_t *);
 int	relay_prepare(struct relay *);
 int	relay_forked(struct relay *);
 int	relay_poll(struct relay *, struct pollfd *, int *);

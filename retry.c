@@ -269,7 +269,7 @@ begin_run(const struct policy *p, struct run *r)
 	open_hint_channel();
 	if (relay_init(&io, p->share_stdin ? INPUT_SHARED : p->replay_stdin ?
 	    INPUT_REPLAYED : INPUT_BOUNDED, p->buffer_stdout,
-	    p->hint_from_stderr,
+	    p->hint_from_stderr, p->attempts != 1,
 	    p->on_output.set ? &p->on_output.re : NULL,
 	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
 		fatal("%s needs a temporary file in %s", io.failed, temp_dir());
@@ -432,6 +432,7 @@ run_attempt(const struct policy *p, struct run *r)
 	r->status = attempt_status(&r->end);
 	r->on_hit = io.on_hit;
 	r->stop_hit = io.stop_hit;
+	r->out_bytes = io.out_bytes;
 	r->input_cut = io.cut;
 	r->input_kept = io.bound;
 	r->input_error = io.spill_error;

@@ -97,6 +97,24 @@ explain_delay(const struct policy *p, const struct step *st)
 }
 
 /*
+ * Once a run: a failed attempt's output stays on a stdout that is not a
+ * terminal (a pipe to jq, a file), and the next attempt's will follow it
+ * there; -O would keep all but the last attempt's off it.
+ */
+static void
+say_output_stays(const struct run *r)
+{
+	static int told;
+
+	if (told || r->out_bytes <= 0)
+		return;
+	told = 1;
+	say("attempt %ld left %lld byte%s on standard output; the next "
+	    "attempt's output follows (-O sends only the last attempt's there)",
+	    r->attempt, (long long)r->out_bytes, r->out_bytes == 1 ? "" : "s");
+}
+
+/*
  * "attempt 1/5 failed with exit 1; next in 0.250s", with what a hint
  * adds, and with -v how the delay was drawn when no hint gave it.
  */
@@ -111,6 +129,7 @@ say_retry(const struct policy *p, const struct run *r, const struct event *ev)
 	    ev->reason == WAIT_HINT ? ev->note : "");
 	if (ev->reason == WAIT_BACKOFF)
 		explain_delay(p, ev->step);
+	say_output_stays(r);
 }
 
 /*

@@ -24,11 +24,13 @@ attempt 2
 429: throttled, come back later
 attempt 3" ]
 	expect_stderr "retry: attempt 1/5 succeeded; next in 0.010s
+retry: attempt 1 left 42 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)
 retry: attempt 2/5 succeeded; next in 0.020s"
 	# Matching every time: the attempts run out, with the last status.
 	run -0 --separate-stderr "$RETRY" --on-output throttled -n 2 -b 10ms -j none \
 	    echo throttled
 	expect_stderr "retry: attempt 1/2 succeeded; next in 0.010s
+retry: attempt 1 left 10 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)
 retry: attempt 2/2 succeeded; giving up: no attempts left"
 }
 

@@ -9,6 +9,8 @@ load helpers/common
 # A test that hangs fails instead of stopping the whole file.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 
+PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
+
 setup() {
 	in_test_dir
 }
@@ -113,6 +115,45 @@ retry: attempt 2/5 failed with exit 3; giving up: status 3 is not retryable"
 	read -r _ kb _ <hwm
 	echo "retry's peak RSS: $kb kB"
 	[ "$kb" -lt 4096 ]
+}
+
+# ---- Output that stays before a retry -------------------------------------------
+
+@test "a failed attempt's output that stays on a stdout that is not a terminal is said once, with its bytes and -O" {
+	local line="retry: attempt 1 left 8 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)"
+	local script='echo "out $RETRY_ATTEMPT" >&2; printf "{\"n\":%s}\n" "$RETRY_ATTEMPT"; exit 1'
+	# A pipe, as in retry curl | jq.
+	"$RETRY" -n 3 -b 10ms -j none sh -c "$script" 2>err | cat >down
+	[ "$(cat down)" = '{"n":1}
+{"n":2}
+{"n":3}' ]
+	[ "$(cat err)" = "out 1
+retry: attempt 1/3 failed with exit 1; next in 0.010s
+$line
+out 2
+retry: attempt 2/3 failed with exit 1; next in 0.020s
+out 3
+retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
+	# A file, and relayed through the patterns: the same line.
+	rc=0
+	"$RETRY" -n 2 -b 10ms -j none sh -c "$script" >out 2>err || rc=$?
+	[ "$rc" -eq 1 ]
+	[ "$(grep -c 'left .* bytes' err)" -eq 1 ]
+	grep -qxF "$line" err
+	"$RETRY" --on-output nothing -n 2 -b 10ms -j none sh -c "$script" 2>err | cat >/dev/null
+	grep -qxF "$line" err
+	# Not for nothing written, /dev/null, -O, -q, or a terminal.
+	"$RETRY" -n 2 -b 10ms -j none sh -c 'exit 1' 2>err | cat
+	! grep -q 'standard output' err
+	"$RETRY" -n 2 -b 10ms -j none sh -c "$script" >/dev/null 2>err || true
+	! grep -q 'standard output' err
+	"$RETRY" -O -n 2 -b 10ms -j none sh -c "$script" 2>err | cat >/dev/null
+	! grep -q 'standard output' err
+	"$RETRY" -q -n 2 -b 10ms -j none sh -c "$script" 2>err | cat >/dev/null
+	[ "$(cat err)" = "out 1
+out 2" ]
+	run "$PTYRUN" -- "$RETRY" -n 2 -b 10ms -j none sh -c "$script"
+	[[ $output != *"standard output"* ]]
 }
 
 # ---- Matched output, and a reader that has gone --------------------------------

@@ -327,6 +327,7 @@ retry: attempt 2/2 killed by SIGUSR1; giving up: no attempts left"
 out 2" ]
 	expect_stderr "err 1
 retry: attempt 1/2 failed with exit 1; next in 0.001s
+retry: attempt 1 left 6 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)
 err 2
 retry: attempt 2/2 failed with exit 1; giving up: no attempts left"
 }

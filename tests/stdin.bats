@@ -42,6 +42,7 @@ line 3
 line 2
 line 3" ]
 	[ "$(cat err)" = "retry: attempt 1/3 failed with exit 1; next in 0.010s
+retry: attempt 1 left 7 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)
 retry: attempt 2/3 failed with exit 1; next in 0.020s
 retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 }
