@@ -74,7 +74,7 @@ struct relay {
 	int		 copy, to_child, source_eof;	/* copy -1: in mem */
 	int		 child_full;	/* to_child took nothing: wait until it does */
 	off_t		 copied, fed;
-	size_t		 feed_off, feed_len;	/* in feed: see pass_input() */
+	size_t		 feed_off, feed_len;	/* see feed_buffered, pass_input */
 
 	int		 count_out;	/* stdout a pipe or socket: a pump counts */
 	off_t		 out_start;	/* stdout a file: its offset, else -1 */
