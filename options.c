@@ -22,7 +22,7 @@ enum {
 	OPT_REPORT, OPT_SPLAY, OPT_CIRCUIT, OPT_TRIP, OPT_COOL, OPT_BUDGET,
 	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_RESET, OPT_STORE, OPT_STORE_TIMEOUT,
 	OPT_STORE_FAIL, OPT_METRICS, OPT_ON_RETRY, OPT_ON_GIVEUP,
-	OPT_ON_SUCCESS, OPT_RESET_AFTER
+	OPT_ON_SUCCESS, OPT_RESET_AFTER, OPT_HINT_FROM_STDERR, OPT_SHARE_STDIN
 };
 
 /*
@@ -50,6 +50,7 @@ const char help_text[] =
     "  -j, --jitter MODE     none, full, equal or decorrelated (equal)\n"
     "      --seed N          seed the generator for a reproducible schedule\n"
     "      --splay DUR       wait a random time up to DUR before the first attempt\n"
+    "      --hint-from-stderr  also wait as a Retry-After header on stderr says\n"
     "Which failures:\n"
     "  -o, --on CODES        retry these exit statuses (1-124,128-255)\n"
     "  -x, --stop-on CODES   never retry these, even when listed by --on\n"
@@ -60,7 +61,8 @@ const char help_text[] =
     "      --circuit NAME --trip N --cool DUR --budget N/DUR --circuit-status NAME\n"
     "      --circuit-reset NAME --store URL --store-timeout DUR --store-fail MODE\n"
     "Input and output:\n"
-    "  -I, --replay-stdin    give every attempt the same standard input\n"
+    "  -I, --replay-stdin    give every attempt the same standard input, any size\n"
+    "      --share-stdin     let each attempt read on where the last one stopped\n"
     "  -O, --buffer-stdout   hold each attempt's output; only the last one's\n"
     "                        goes to stdout, the others' to stderr\n"
     "Messages:\n"
@@ -98,6 +100,7 @@ static const struct option longopts[] = {
 	{ "dry-run",	no_argument,		NULL, OPT_DRY_RUN },
 	{ "factor",	required_argument,	NULL, 'f' },
 	{ "help",	no_argument,		NULL, 'h' },
+	{ "hint-from-stderr", no_argument,	NULL, OPT_HINT_FROM_STDERR },
 	{ "jitter",	required_argument,	NULL, 'j' },
 	{ "key",	required_argument,	NULL, 'K' },
 	{ "kill-after",	required_argument,	NULL, 'k' },
@@ -114,6 +117,7 @@ static const struct option longopts[] = {
 	{ "report",	required_argument,	NULL, OPT_REPORT },
 	{ "reset-after", required_argument,	NULL, OPT_RESET_AFTER },
 	{ "seed",	required_argument,	NULL, OPT_SEED },
+	{ "share-stdin", no_argument,		NULL, OPT_SHARE_STDIN },
 	{ "signal",	required_argument,	NULL, 's' },
 	{ "splay",	required_argument,	NULL, OPT_SPLAY },
 	{ "stop-on",	required_argument,	NULL, 'x' },
@@ -538,6 +542,12 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 		case 'I':
 			p->replay_stdin = 1;
 			continue;
+		case OPT_HINT_FROM_STDERR:
+			p->hint_from_stderr = 1;
+			continue;
+		case OPT_SHARE_STDIN:
+			p->share_stdin = 1;
+			continue;
 		case 'O':
 			p->buffer_stdout = 1;
 			continue;
@@ -594,6 +604,10 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 	if (!have_on)
 		(void)parse_codes("1-124,128-255", &on);
 	p->on = on;
+	if (p->replay_stdin && p->share_stdin)
+		return failure(err, errsize, "--replay-stdin and --share-stdin "
+		    "exclude each other: replay the input, or let attempts read "
+		    "on");
 	if (p->tunes_circuit &&
 	    (p->circuit == NULL || p->circuit_command != CIRCUIT_RUN))
 		return failure(err, errsize, "--trip, --cool and --budget need "

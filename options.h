@@ -41,6 +41,8 @@ struct policy {
 	const char	*key;
 	int		 dry_run;
 	int		 replay_stdin, buffer_stdout;
+	int		 hint_from_stderr;
+	int		 share_stdin;
 	struct pattern	 on_output, stop_output;
 	const char	*report;	/* file for the JSON report, "-": stderr */
 	const char	*metrics;	/* file for the Prometheus metrics */

@@ -31,6 +31,8 @@ const struct outcome_row outcome_table[NOUTCOMES] = {
 	    "the reader of the output has gone", "not_retryable", EXIT_LAST },
 	[STORE_DOWN] = { "store unavailable", NULL, "store_unavailable",
 	    EXIT_TEMPFAIL_ALWAYS },
+	[INPUT_CUT] = { "standard input too long to replay", NULL,
+	    "not_retryable", EXIT_LAST },
 };
 
 /*

@@ -60,6 +60,7 @@ static struct sigaction	 original[NHANDLED];	/* as retry found them */
 static int		 changed[NHANDLED];	/* retry changed this one */
 static sigset_t		 original_mask;
 static struct relay	*io;			/* the attempts' stdio */
+static int64_t		 deadline = NEVER;	/* the run's: drains end there */
 
 static int		 tty = -1;	/* a standard stream that is the terminal */
 static pid_t		 child;		/* the attempt, also its process group */
@@ -156,6 +157,7 @@ void
 proc_init(struct relay *r, int64_t run_deadline)
 {
 	io = r;
+	deadline = run_deadline;
 	find_terminal();
 	/* Above stdio, so that a closed stdin or stdout cannot take it. */
 	if (sp_open(handled, NFORWARDED, run_deadline) == -1)
@@ -262,17 +264,24 @@ proc_sleep(int64_t until)
 /*
  * Output still in flight goes out before retry moves on; a signal for
  * retry cuts it short (the caller handles it, it is not lost).  Once one
- * has come, the run is ending: what a stream does not take at once is
- * dropped, as messages are (sp_may_write), so that a reader that has
- * stopped reading cannot hold retry after it was told to go.
+ * has come, or the run's deadline has passed, the run is ending: what a
+ * stream does not take at once is dropped, as messages are (sp_may_write),
+ * so that a reader that has stopped reading cannot hold retry after it was
+ * told to go, or past its deadline.
  */
 void
 proc_drain(void)
 {
-	while (!relay_output_done(io) && !sp_any_caught())
-		if (wait_event(sp_signalled() ? 0 : NEVER) == 0 &&
-		    sp_signalled())
+	int late;
+
+	while (!relay_output_done(io) && !sp_any_caught()) {
+		late = sp_signalled() || monotonic_now() >= deadline;
+		if (wait_event(late ? 0 : deadline) == 0 && late) {
+			if (relay_drop(io) == -1)
+				fatal("%s", io->failed);
 			return;
+		}
+	}
 }
 
 /*

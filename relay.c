@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Input replay, output matching and held output for retry's attempts.
- * Memory stays constant whatever the amount of data: input is copied to an
- * unlinked file, output passes through one 64 KiB buffer per stream.
+ * Memory stays constant whatever the amount of data: input is copied to
+ * 64 KiB of memory, then an unlinked file; output passes through one
+ * 64 KiB buffer per stream.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "fd.h"
@@ -37,6 +39,8 @@
  */
 #define SPLICE_MAX	(1 << 20)	/* Linux's largest pipe (pipe-max-size) */
 
+static int	 at_bound(const struct relay *);
+
 /* ---- Helpers ------------------------------------------------------- */
 
 static int
@@ -51,13 +55,17 @@ fail(struct relay *r, const char *what)
  * amount for a pipe on Linux (splice and tee, above), and for a regular
  * file or /dev/null, which never wait for one; elsewhere PIPE_BUF bytes
  * once poll(2) says it is writable, which a terminal, a socket or a pipe
- * then takes whole.
+ * then takes whole.  Nothing for a stream the caller closed, which
+ * proc_hold_stdio() holds with /dev/null opened for reading.
  */
 static enum sink
 sink_of(int fd)
 {
 	struct stat st, null;
+	int flags = fcntl(fd, F_GETFL);
 
+	if (flags != -1 && (flags & O_ACCMODE) == O_RDONLY)
+		return SINK_NONE;
 	if (fstat(fd, &st) == -1)
 		return SINK_SMALL;	/* writes will say what is wrong */
 #ifdef SPLICE_F_NONBLOCK
@@ -74,26 +82,49 @@ sink_of(int fd)
 
 /* ---- Matching lines ------------------------------------------------ */
 
-/* A pattern that has matched once in an attempt needs no more lines. */
+/*
+ * Does p need its lines looked at?  A pattern that has matched once in an
+ * attempt needs no more; --hint-from-stderr looks at every stderr line,
+ * as the last Retry-After counts.
+ */
 static int
-wants_lines(const struct relay *r)
+wants_lines(const struct relay *r, const struct pump *p)
 {
 	return (r->on != NULL && !r->on_hit) ||
-	    (r->stop != NULL && !r->stop_hit);
+	    (r->stop != NULL && !r->stop_hit) ||
+	    (r->hint_watch && p == &r->err);
 }
 
 /*
- * Matches s[0, n), at most its first LINEMAX - 1 bytes, in place: the
- * byte after them is lent for the NUL that regexec(3) wants, and given
- * back.
+ * --hint-from-stderr: a header "Retry-After: value" (the name in any
+ * case) as curl -D /dev/stderr writes it; the line is kept as a hint
+ * file's content, for parse_hint() to read later.
  */
 static void
-match_here(struct relay *r, char *s, size_t n)
+watch_hint(struct relay *r, const char *s, size_t n)
+{
+	if (n < 12 || strncasecmp(s, "Retry-After:", 12) != 0)
+		return;
+	if (n > sizeof(r->hint) - 1)
+		n = sizeof(r->hint) - 1;	/* too long as a hint anyway */
+	memcpy(r->hint, s, n);
+	r->hint[n] = '\0';
+}
+
+/*
+ * Matches s[0, n), at most its first LINEMAX - 1 bytes, a line of p, in
+ * place: the byte after them is lent for the NUL that regexec(3) wants,
+ * and given back.
+ */
+static void
+match_here(struct relay *r, const struct pump *p, char *s, size_t n)
 {
 	char saved;
 
 	if (n > LINEMAX - 1)
 		n = LINEMAX - 1;
+	if (r->hint_watch && p == &r->err)
+		watch_hint(r, s, n);
 	saved = s[n];
 	s[n] = '\0';
 	if (r->on != NULL && !r->on_hit && regexec(r->on, s, 0, NULL, 0) == 0)
@@ -120,7 +151,7 @@ line_add(struct relay *r, struct pump *p, const char *s, size_t n)
 	memcpy(p->line + p->linelen, s, n);
 	p->linelen += n;
 	if (p->linelen == LINEMAX - 1) {
-		match_here(r, p->line, p->linelen);
+		match_here(r, p, p->line, p->linelen);
 		p->skipping = 1;
 	}
 }
@@ -142,18 +173,18 @@ match_feed(struct relay *r, struct pump *p, char *s, size_t n)
 {
 	char *end = s + n, *nl;
 
-	while (wants_lines(r) &&
+	while (wants_lines(r, p) &&
 	    (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
 		if (p->linelen > 0 || p->skipping) {
 			line_add(r, p, s, (size_t)(nl - s));
 			if (!p->skipping)
-				match_here(r, p->line, p->linelen);
+				match_here(r, p, p->line, p->linelen);
 		} else
-			match_here(r, s, (size_t)(nl - s));
+			match_here(r, p, s, (size_t)(nl - s));
 		line_reset(p);
 		s = nl + 1;
 	}
-	if (wants_lines(r))
+	if (wants_lines(r, p))
 		line_add(r, p, s, (size_t)(end - s));
 }
 
@@ -161,8 +192,8 @@ match_feed(struct relay *r, struct pump *p, char *s, size_t n)
 static void
 match_end(struct relay *r, struct pump *p)
 {
-	if (p->linelen > 0 && !p->skipping && wants_lines(r))
-		match_here(r, p->line, p->linelen);
+	if (p->linelen > 0 && !p->skipping && wants_lines(r, p))
+		match_here(r, p, p->line, p->linelen);
 	line_reset(p);
 }
 
@@ -205,20 +236,27 @@ close_source(struct relay *r, struct pump *p)
 }
 
 /*
- * A regular file on stdin is read again from where retry found it;
+ * A regular file on stdin is read again from where retry found it.
  * --replay-stdin copies anything else to a file as it arrives, spliced
- * from a pipe.  The caller refuses a terminal.
+ * from a pipe; the caller refuses a terminal.  By default a pipe or a
+ * socket is copied too, memory first, then a file, up to REPLAY_BOUND:
+ * a retried attempt must not run silently on less input than the first
+ * had, as it would on a shared pipe that the first has emptied.  A
+ * terminal, /dev/null and other devices are never copied: what an attempt
+ * reads there was typed or is nothing.
  */
 static int
-init_input(struct relay *r, int replay)
+init_input(struct relay *r, enum input mode)
 {
 	struct stat st;
 	int known = fstat(STDIN_FILENO, &st) == 0;
 
+	if (mode == INPUT_SHARED)
+		return 0;
 	if (known && S_ISREG(st.st_mode)) {
 		r->start_offset = lseek(STDIN_FILENO, 0, SEEK_CUR);
 		r->rewind = r->start_offset != -1;
-	} else if (replay) {
+	} else if (mode == INPUT_REPLAYED) {
 		if ((r->copy = scratch_file()) == -1)
 			return fail(r, "--replay-stdin");
 		/* A closed stdin is held by /dev/null (retry.c): empty. */
@@ -227,29 +265,63 @@ init_input(struct relay *r, int replay)
 		r->in_pipe = known && S_ISFIFO(st.st_mode);
 		r->copy_spliced = 1;
 #endif
+	} else if (known && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+		r->replay = 1;
+		r->bound = REPLAY_BOUND;
+#ifdef SPLICE_F_NONBLOCK
+		r->in_pipe = S_ISFIFO(st.st_mode);
+#endif
 	}
 	return 0;
 }
 
 /*
+ * count: a failed attempt's output on stdout will stay there before the
+ * next one's (retry cmd | jq), and the run loop wants to say how much.
+ * On a file the offset tells; a pipe or a socket gets a pump that counts
+ * what it passes on.  Nothing for a terminal, where the reader sees it.
+ */
+static void
+init_count(struct relay *r, int count)
+{
+	struct stat st;
+
+	r->count_out = 0;
+	r->out_bytes = 0;
+	r->out_start = -1;
+	if (!count || fstat(STDOUT_FILENO, &st) == -1)
+		return;
+	if (S_ISREG(st.st_mode))
+		r->out_start = 0;	/* read before each attempt */
+	else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+		r->count_out = 1;
+}
+
+/*
  * Sets what each attempt's stdio will be.  Only when output is relayed
- * are retry's stdout and stderr looked at (sink_of).
+ * are retry's stdout and stderr looked at (sink_of).  count: say how much
+ * each attempt put on stdout (init_count).
  */
 int
-relay_init(struct relay *r, int replay, int hold, const regex_t *on,
-    const regex_t *stop)
+relay_init(struct relay *r, enum input input, int hold, int hint, int count,
+    const regex_t *on, const regex_t *stop)
 {
 	r->on = on;
 	r->stop = stop;
 	r->on_hit = r->stop_hit = 0;
+	r->hint_watch = hint;
+	r->hint[0] = '\0';
 	r->rewind = r->replay = r->in_pipe = r->source_eof = 0;
+	r->bound = 0;
+	r->cut = r->spill_error = 0;
 	r->copy_spliced = r->child_full = 0;
 	r->copy = r->to_child = r->held = -1;
 	r->released = r->scanning = 0;
 	r->copied = r->fed = r->scanned = 0;
 	r->feed_off = r->feed_len = 0;
 	r->sink[0] = r->sink[1] = r->sink[2] = SINK_SMALL;
-	if (hold || on != NULL || stop != NULL) {
+	init_count(r, count && !hold);
+	if (hold || hint || r->count_out || on != NULL || stop != NULL) {
 		r->sink[STDOUT_FILENO] = sink_of(STDOUT_FILENO);
 		r->sink[STDERR_FILENO] = sink_of(STDERR_FILENO);
 	}
@@ -261,7 +333,7 @@ relay_init(struct relay *r, int replay, int hold, const regex_t *on,
 	r->err.line = r->errline;
 	r->child_fd[0] = r->child_fd[1] = r->child_fd[2] = -1;
 	r->failed = NULL;
-	if (init_input(r, replay) == -1)
+	if (init_input(r, input) == -1)
 		return -1;
 	if (hold && (r->held = scratch_file()) == -1)
 		return fail(r, "--buffer-stdout");
@@ -275,6 +347,7 @@ relay_prepare(struct relay *r)
 	int fds[2], matching = r->on != NULL || r->stop != NULL;
 
 	r->on_hit = r->stop_hit = 0;
+	r->hint[0] = '\0';
 	r->scanning = 0;
 	line_reset(&r->out);
 	line_reset(&r->err);
@@ -299,10 +372,13 @@ relay_prepare(struct relay *r)
 			return fail(r, "temporary file");
 		r->child_fd[1] = r->held;
 		r->released = 0;
-	} else if (matching &&
+	} else if ((matching || r->count_out) &&
 	    open_pump(r, &r->out, STDOUT_FILENO, &r->child_fd[1]) == -1)
 		return fail(r, "pipe");
-	if (matching &&
+	r->out_bytes = 0;
+	if (r->out_start != -1)	/* a regular file: -1 turns counting off */
+		r->out_start = lseek(STDOUT_FILENO, 0, SEEK_CUR);
+	if ((matching || r->hint_watch) &&
 	    open_pump(r, &r->err, STDERR_FILENO, &r->child_fd[2]) == -1)
 		return fail(r, "pipe");
 	return 0;
@@ -353,15 +429,18 @@ relay_poll(struct relay *r, struct pollfd *fds, int *now)
 	struct pump *pumps[2] = { &r->out, &r->err }, *p;
 	int n = 0, i;
 
-	if (r->replay && !r->source_eof)
+	if (r->replay && !r->source_eof && !at_bound(r))
 		n = watch(fds, n, STDIN_FILENO, POLLIN);
-	if (r->to_child != -1 && r->fed < r->copied) {
+	if (r->to_child != -1 && (r->fed < r->copied ||
+	    r->feed_off < r->feed_len)) {
 		if (r->child_full)
 			n = watch(fds, n, r->to_child, POLLOUT);
 		else
 			*now = 1;
 	} else if (r->to_child != -1 && r->source_eof)
 		*now = 1;	/* all given: the attempt's end of input, now */
+	else if (r->to_child != -1 && at_bound(r))
+		n = watch(fds, n, STDIN_FILENO, POLLIN);	/* pass_input */
 	if (r->scanning)
 		*now = 1;
 	for (i = 0; i < 2; i++) {
@@ -390,6 +469,22 @@ ready(const struct pollfd *fds, int n, int fd)
 
 /* ---- Input: stdin to the copy, the copy to the attempt ------------------ */
 
+/* The copy holds all it may: stdin waits for an attempt (pass_input). */
+static int
+at_bound(const struct relay *r)
+{
+	return r->bound != 0 && r->copied >= r->bound;
+}
+
+/* At most this much of stdin goes to the copy at once. */
+static size_t
+room(const struct relay *r, size_t most)
+{
+	if (r->bound != 0 && (off_t)most > r->bound - r->copied)
+		return (size_t)(r->bound - r->copied);
+	return most;
+}
+
 static int
 took_input(struct relay *r, ssize_t n)
 {
@@ -400,10 +495,48 @@ took_input(struct relay *r, ssize_t n)
 }
 
 /*
+ * The copy has filled mem: it goes on in a file.  Without one (no
+ * TMPDIR, a full disk) the bound becomes what mem holds: the run goes on,
+ * and only a retry that would need more is refused (relay_input_cut).
+ */
+static int
+spill(struct relay *r)
+{
+	if ((r->copy = scratch_file()) == -1 ||
+	    pwrite(r->copy, r->mem, (size_t)r->copied, 0) != r->copied) {
+		r->spill_error = errno != 0 ? errno : EIO;
+		if (r->copy != -1 && close(r->copy) == -1)
+			return fail(r, "close");
+		r->copy = -1;
+		r->bound = r->copied;
+		return 0;
+	}
+#ifdef SPLICE_F_NONBLOCK
+	r->copy_spliced = 1;
+#endif
+	return 0;
+}
+
+/* Without -I, the start of the input: into mem, no file yet. */
+static int
+take_into_mem(struct relay *r)
+{
+	ssize_t n;
+
+	if (r->copied == (off_t)sizeof(r->mem))
+		return spill(r);
+	n = read(STDIN_FILENO, r->mem + r->copied,
+	    room(r, sizeof(r->mem) - (size_t)r->copied));
+	if (n == -1)
+		return errno == EINTR || errno == EAGAIN ? 0 : fail(r, "stdin");
+	return took_input(r, n);
+}
+
+/*
  * Input that arrived goes to the copy at once, so the producer never
- * waits.  From a pipe, splice(2) moves it into the file without passing
- * through retry; SPLICE_F_NONBLOCK, because another reader of a shared
- * stdin may have emptied it since poll(2).
+ * waits (but at the bound).  From a pipe, splice(2) moves it into the
+ * file without passing through retry; SPLICE_F_NONBLOCK, because another
+ * reader of a shared stdin may have emptied it since poll(2).
  */
 static int
 take_input(struct relay *r)
@@ -411,12 +544,14 @@ take_input(struct relay *r)
 	ssize_t n, w;
 	off_t at;
 
+	if (r->copy == -1)
+		return take_into_mem(r);
 #ifdef SPLICE_F_NONBLOCK
 	if (r->in_pipe) {
 		loff_t to = r->copied;
 
-		n = splice(STDIN_FILENO, NULL, r->copy, &to, SPLICE_MAX,
-		    SPLICE_F_NONBLOCK);
+		n = splice(STDIN_FILENO, NULL, r->copy, &to,
+		    room(r, SPLICE_MAX), SPLICE_F_NONBLOCK);
 		if (n >= 0)
 			return took_input(r, n);
 		if (errno == EINTR || errno == EAGAIN)
@@ -426,7 +561,7 @@ take_input(struct relay *r)
 		r->in_pipe = 0;		/* a file system without splice */
 	}
 #endif
-	n = read(STDIN_FILENO, r->chunk, sizeof(r->chunk));
+	n = read(STDIN_FILENO, r->chunk, room(r, sizeof(r->chunk)));
 	if (n == -1)
 		return errno == EINTR || errno == EAGAIN ? 0 : fail(r, "stdin");
 	for (at = 0; at < n; at += w)
@@ -441,6 +576,7 @@ static int
 child_gone(struct relay *r)
 {
 	r->fed = r->copied;
+	r->feed_off = r->feed_len = 0;
 	if (close(r->to_child) == -1)
 		return fail(r, "close");
 	r->to_child = -1;
@@ -457,6 +593,23 @@ feed_failed(struct relay *r)
 		return child_gone(r);
 	else if (errno != EINTR)
 		return fail(r, "pipe");
+	return 0;
+}
+
+/* What is in feed, to the attempt, as much as its pipe takes. */
+static int
+write_feed(struct relay *r, int counts)
+{
+	ssize_t n;
+
+	n = write(r->to_child, r->feed + r->feed_off,
+	    r->feed_len - r->feed_off);
+	if (n == -1)
+		return feed_failed(r);
+	if (counts)
+		r->fed += n;
+	if ((r->feed_off += (size_t)n) == r->feed_len)
+		r->feed_off = r->feed_len = 0;
 	return 0;
 }
 
@@ -481,14 +634,7 @@ feed_buffered(struct relay *r)
 		r->feed_off = 0;
 		r->feed_len = (size_t)n;
 	}
-	n = write(r->to_child, r->feed + r->feed_off,
-	    r->feed_len - r->feed_off);
-	if (n == -1)
-		return feed_failed(r);
-	r->fed += n;
-	if ((r->feed_off += (size_t)n) == r->feed_len)
-		r->feed_off = r->feed_len = 0;
-	return 0;
+	return write_feed(r, 1);
 }
 
 /*
@@ -502,8 +648,18 @@ feed_child(struct relay *r)
 #ifdef SPLICE_F_NONBLOCK
 	size_t want = SPLICE_MAX;
 	loff_t at = r->fed;
+#endif
 	ssize_t n;
 
+	if (r->copy == -1) {
+		n = write(r->to_child, r->mem + r->fed,
+		    (size_t)(r->copied - r->fed));
+		if (n == -1)
+			return feed_failed(r);
+		r->fed += n;
+		return 0;
+	}
+#ifdef SPLICE_F_NONBLOCK
 	if (r->copy_spliced) {
 		if ((off_t)want > r->copied - r->fed)
 			want = (size_t)(r->copied - r->fed);
@@ -525,12 +681,41 @@ feed_child(struct relay *r)
 	return feed_buffered(r);
 }
 
+/*
+ * Past the bound, once the attempt has had all the copy: stdin passes
+ * through feed to the attempt, a chunk at a time as it takes them, and
+ * is kept nowhere.  The copy is then cut: no later attempt could get the
+ * whole input, and the run loop ends the run rather than retry.  The
+ * producer waits for the attempt, and for nobody when none runs.
+ */
+static int
+pass_input(struct relay *r, int readable)
+{
+	ssize_t n;
+
+	if (r->feed_off == r->feed_len) {
+		if (!readable)
+			return 0;
+		n = read(STDIN_FILENO, r->feed, sizeof(r->feed));
+		if (n == -1)
+			return errno == EINTR || errno == EAGAIN ? 0 :
+			    fail(r, "stdin");
+		if (n == 0) {
+			r->source_eof = 1;	/* it all fitted after all */
+			return 0;
+		}
+		r->cut = 1;
+		r->feed_off = 0;
+		r->feed_len = (size_t)n;
+	}
+	return write_feed(r, 0);
+}
+
 /* ---- Output: the attempt's pipes, or the held file, to retry's own ------ */
 
 /*
- * retry's own stream is gone (EPIPE, or any other error): the source
- * closes too, so that the child learns it as it would have without retry
- * in between.
+ * retry's own stream has no reader (EPIPE): the source closes too, so
+ * that the child learns it as it would have without retry in between.
  */
 static int
 output_gone(struct relay *r, struct pump *p)
@@ -540,23 +725,54 @@ output_gone(struct relay *r, struct pump *p)
 	return p->from == -1 ? 0 : close_source(r, p);
 }
 
-/* Writes from buf as much as p->to takes without waiting (see sink_of). */
+/*
+ * retry's own stream cannot be written (closed, EBADF; a device's EIO; a
+ * full disk): what comes is still read and matched, and dropped, for this
+ * attempt and the later ones.  Closing the source instead would kill the
+ * attempt with SIGPIPE and hide its later lines from the patterns.
+ */
+static int
+discard(struct relay *r, struct pump *p)
+{
+	p->sink = SINK_NONE;
+	if (p->to >= 0 && p->to <= STDERR_FILENO)
+		r->sink[p->to] = SINK_NONE;
+	p->off = p->len = 0;
+	p->full = 0;
+	return 0;
+}
+
+/* n bytes of the attempt went out: counted when they went to stdout. */
+static void
+moved(struct relay *r, const struct pump *p, ssize_t n)
+{
+	if (p == &r->out && !p->file && p->to == STDOUT_FILENO)
+		r->out_bytes += n;
+}
+
+/*
+ * Writes from buf as much as p->to takes without waiting (see sink_of).
+ * A reader that has gone (EPIPE) is told to the attempt: output_gone().
+ */
 static int
 flush(struct relay *r, struct pump *p)
 {
 	size_t want = p->len - p->off;
 	ssize_t n;
 
+	if (p->sink == SINK_NONE)
+		return discard(r, p);
 	if (p->sink != SINK_FILE && want > PIPE_BUF)
 		want = PIPE_BUF;
 	if ((n = write(p->to, p->buf + p->off, want)) >= 0) {
+		moved(r, p, n);
 		if ((p->off += (size_t)n) == p->len)
 			p->off = p->len = 0;
 		return 0;
 	}
 	if (errno == EAGAIN || errno == EINTR)
 		return 0;
-	return output_gone(r, p);
+	return errno == EPIPE ? output_gone(r, p) : discard(r, p);
 }
 
 /*
@@ -579,7 +795,8 @@ pass_buffered(struct relay *r, struct pump *p)
 			match_feed(r, p, p->buf, (size_t)n);
 		p->off = 0;
 		p->len = (size_t)n;
-		return p->sink == SINK_FILE ? flush(r, p) : 0;
+		return p->sink == SINK_FILE || p->sink == SINK_NONE ?
+		    flush(r, p) : 0;
 	}
 	if (n == -1 && errno == EINTR)
 		return 0;
@@ -638,6 +855,7 @@ pass_spliced(struct relay *r, struct pump *p)
 	if (n == 0)
 		return close_source(r, p);
 	p->pos = pos;
+	moved(r, p, n);
 	return 0;
 }
 
@@ -677,6 +895,7 @@ pass_teed(struct relay *r, struct pump *p)
 		return close_source(r, p);
 	if (read_exactly(p->from, p->buf, (size_t)n) == -1)
 		return fail(r, "pipe");
+	moved(r, p, n);
 	match_feed(r, p, p->buf, (size_t)n);
 	return 0;
 }
@@ -688,7 +907,7 @@ pass(struct relay *r, struct pump *p)
 {
 #ifdef SPLICE_F_NONBLOCK
 	if (p->sink == SINK_PIPE)
-		return p->file || !wants_lines(r) ? pass_spliced(r, p) :
+		return p->file || !wants_lines(r, p) ? pass_spliced(r, p) :
 		    pass_teed(r, p);
 #endif
 	return pass_buffered(r, p);
@@ -716,7 +935,7 @@ scan_held(struct relay *r)
 {
 	ssize_t n = 0;
 
-	if (wants_lines(r) &&
+	if (wants_lines(r, &r->out) &&
 	    (n = pread(r->held, r->chunk, sizeof(r->chunk), r->scanned)) > 0) {
 		match_feed(r, &r->out, r->chunk, (size_t)n);
 		r->scanned += n;
@@ -737,13 +956,21 @@ scan_held(struct relay *r)
 int
 relay_service(struct relay *r, const struct pollfd *fds, int n)
 {
-	if (r->replay && !r->source_eof && ready(fds, n, STDIN_FILENO) &&
-	    take_input(r) == -1)
-		return -1;
+	int readable = r->replay && !r->source_eof &&
+	    ready(fds, n, STDIN_FILENO);
+
+	if (readable && !at_bound(r)) {
+		if (take_input(r) == -1)
+			return -1;
+		readable = 0;	/* read once a turn: stdin may block */
+	}
 	if (r->to_child != -1 && r->child_full && ready(fds, n, r->to_child))
 		r->child_full = 0;
-	if (r->to_child != -1 && r->fed < r->copied && !r->child_full &&
-	    feed_child(r) == -1)
+	if (r->to_child != -1 && r->fed < r->copied && !r->child_full) {
+		if (feed_child(r) == -1)
+			return -1;
+	} else if (r->to_child != -1 && at_bound(r) && !r->child_full &&
+	    pass_input(r, readable) == -1)
 		return -1;
 	if (r->to_child != -1 && r->source_eof && r->fed == r->copied) {
 		if (close(r->to_child) == -1)
@@ -766,6 +993,13 @@ relay_output_done(const struct relay *r)
 	    r->err.from == -1 && !pump_blocked(&r->err) && !r->scanning;
 }
 
+/* --hint-from-stderr: the last Retry-After line of the attempt, or NULL. */
+const char *
+relay_hint(const struct relay *r)
+{
+	return r->hint_watch && r->hint[0] != '\0' ? r->hint : NULL;
+}
+
 /*
  * The attempt has ended: its stdin closes; its output pipes give what is
  * in them and then close, even if a process it left behind holds them.
@@ -775,13 +1009,19 @@ relay_output_done(const struct relay *r)
 int
 relay_attempt_ended(struct relay *r)
 {
+	off_t end;
+
 	if (r->to_child != -1) {
 		if (close(r->to_child) == -1)
 			return fail(r, "close");
 		r->to_child = -1;
 	}
+	r->feed_off = r->feed_len = 0;	/* what passed, for it alone */
+	if (r->out_start != -1 &&
+	    (end = lseek(STDOUT_FILENO, 0, SEEK_CUR)) > r->out_start)
+		r->out_bytes = end - r->out_start;
 	r->out.draining = r->err.draining = 1;
-	if (r->held != -1 && wants_lines(r)) {
+	if (r->held != -1 && wants_lines(r, &r->out)) {
 		line_reset(&r->out);
 		r->scanned = 0;
 		r->scanning = 1;
@@ -810,6 +1050,27 @@ relay_release(struct relay *r, int fd)
 	pump_reset(r, &r->out, from, fd);
 	r->out.file = 1;
 	r->out.draining = 1;	/* a file: read until its end, never wait */
+	return 0;
+}
+
+/*
+ * The run ends before its output is out (the deadline, a signal): what is
+ * left in the attempt's pipes, the buffers and the held file is dropped.
+ */
+int
+relay_drop(struct relay *r)
+{
+	struct pump *pumps[2] = { &r->out, &r->err }, *p;
+	int i;
+
+	r->scanning = 0;
+	for (i = 0; i < 2; i++) {
+		p = pumps[i];
+		p->off = p->len = 0;
+		p->full = 0;
+		if (p->from != -1 && close_source(r, p) == -1)
+			return -1;
+	}
 	return 0;
 }
 

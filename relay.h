@@ -18,6 +18,17 @@
 #define LINEMAX		4096	/* longer lines are matched on their start */
 #define CHUNK		65536	/* one read or write: a default Linux pipe */
 #define RELAY_NFDS	4	/* most descriptors relay_poll() fills */
+#define REPLAY_BOUND	(16 << 20)	/* kept of a piped stdin without -I */
+
+/*
+ * What the attempts get of a standard input that is a pipe or a socket
+ * (a regular file is rewound, a terminal or a device shared as it is).
+ */
+enum input {
+	INPUT_BOUNDED,	/* the default: replayed while REPLAY_BOUND holds it */
+	INPUT_REPLAYED,	/* --replay-stdin: replayed, any size, any kind */
+	INPUT_SHARED	/* --share-stdin: never read; each attempt reads on */
+};
 
 /*
  * How much one of retry's own streams takes at once without making retry
@@ -27,7 +38,8 @@
 enum sink {
 	SINK_SMALL,	/* PIPE_BUF, once poll(2) says it is writable */
 	SINK_FILE,	/* a regular file or /dev/null: any amount */
-	SINK_PIPE	/* Linux's splice(2) and tee(2), which never wait */
+	SINK_PIPE,	/* Linux's splice(2) and tee(2), which never wait */
+	SINK_NONE	/* retry cannot write it (closed): read, matched, dropped */
 };
 
 /* Output copied to one of retry's own streams: a child's pipe or held file. */
@@ -48,16 +60,25 @@ struct pump {
 struct relay {
 	const regex_t	*on, *stop;	/* --on-output, --stop-on-output */
 	int		 on_hit, stop_hit;
+	int		 hint_watch;	/* --hint-from-stderr */
+	char		 hint[256];	/* the attempt's last Retry-After line */
 
 	int		 rewind;	/* stdin is a regular file */
 	off_t		 start_offset;
-	int		 replay;	/* stdin copied to a file for each attempt */
+	int		 replay;	/* stdin copied for each attempt */
+	off_t		 bound;		/* copied at most (0: no bound) */
+	int		 cut;		/* more came than that: the copy is cut */
+	int		 spill_error;	/* no file past memory: errno, or 0 */
 	int		 in_pipe;	/* stdin is a pipe: spliced to the copy */
 	int		 copy_spliced;	/* the copy is spliced to the attempt */
-	int		 copy, to_child, source_eof;
+	int		 copy, to_child, source_eof;	/* copy -1: in mem */
 	int		 child_full;	/* to_child took nothing: wait until it does */
 	off_t		 copied, fed;
-	size_t		 feed_off, feed_len;	/* without splice(2): in feed */
+	size_t		 feed_off, feed_len;	/* see feed_buffered, pass_input */
+
+	int		 count_out;	/* stdout a pipe or socket: a pump counts */
+	off_t		 out_start;	/* stdout a file: its offset, else -1 */
+	off_t		 out_bytes;	/* the attempt put on retry's stdout */
 
 	int		 held;		/* --buffer-stdout: the file, or -1 */
 	int		 released;	/* the held output has gone out */
@@ -77,16 +98,20 @@ struct relay {
 	char		 feed[CHUNK];
 	char		 outbuf[CHUNK], errbuf[CHUNK];
 	char		 outline[LINEMAX], errline[LINEMAX];
+	char		 mem[CHUNK];	/* the copy's start, without -I */
 };
 
-int	relay_init(struct relay *, int, int, const regex_t *, const regex_t *);
+int	relay_init(struct relay *, enum input, int, int, int,
+	    const regex_t *, const regex_t *);
 int	relay_prepare(struct relay *);
 int	relay_forked(struct relay *);
 int	relay_poll(struct relay *, struct pollfd *, int *);
 int	relay_service(struct relay *, const struct pollfd *, int);
 int	relay_output_done(const struct relay *);
+const char *relay_hint(const struct relay *);
 int	relay_attempt_ended(struct relay *);
 int	relay_release(struct relay *, int);
+int	relay_drop(struct relay *);
 int	relay_reader_gone(int);
 
 #endif

@@ -284,7 +284,9 @@ begin_run(const struct policy *p, struct run *r)
 	r->key = getenv("RETRY_IDEMPOTENCY_KEY");
 	tell_kind(RUN_BEGINS, p, r);
 	open_hint_channel();
-	if (relay_init(&io, p->replay_stdin, p->buffer_stdout,
+	if (relay_init(&io, p->share_stdin ? INPUT_SHARED : p->replay_stdin ?
+	    INPUT_REPLAYED : INPUT_BOUNDED, p->buffer_stdout,
+	    p->hint_from_stderr, p->attempts != 1,
 	    p->on_output.set ? &p->on_output.re : NULL,
 	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
 		fatal("%s needs a temporary file in %s", io.failed, temp_dir());
@@ -379,10 +381,9 @@ may_start(const struct policy *p, struct run *r)
 		return o;
 	if ((r->interrupt = sp_caught()) != 0)
 		return INTERRUPTED;
-	/* A fresh look: a hook or a reader may have taken the time left. */
-	if (monotonic_now() >= r->deadline)
-		return DEADLINE;
-	return RUNNING;
+	/* A fresh reading: the waits above, a hook or a slow reader of the
+	 * output may have taken the time left. */
+	return monotonic_now() >= r->deadline ? DEADLINE : RUNNING;
 }
 
 static int	 retryable(const struct policy *, const struct run *);
@@ -457,6 +458,10 @@ run_attempt(const struct policy *p, struct run *r)
 	r->status = attempt_status(&r->end);
 	r->on_hit = io.on_hit;
 	r->stop_hit = io.stop_hit;
+	r->out_bytes = io.out_bytes;
+	r->input_cut = io.cut;
+	r->input_kept = io.bound;
+	r->input_error = io.spill_error;
 	if (r->end.signal != 0 && r->interrupt == 0)
 		r->interrupt = r->end.signal;
 	/* --reset-after: a long healthy run is no part of a crash loop. */
@@ -497,11 +502,34 @@ judge_attempt(const struct policy *p, const struct run *r)
 		return r->status == 0 ? SUCCEEDED : NOT_RETRYABLE;
 	if (p->attempts != 0 && r->attempt >= p->attempts && !r->reset)
 		return EXHAUSTED;
+	/* The next would run on less input than this one had, unasked. */
+	if (r->input_cut)
+		return INPUT_CUT;
 	return RUNNING;
 }
 
 /*
- * A delay that the attempt wrote to RETRY_AFTER_FILE replaces the backoff
+ * What the attempt said of the delay: what it wrote to RETRY_AFTER_FILE,
+ * else, with --hint-from-stderr, the last Retry-After header on its
+ * stderr; in text, NUL-terminated.  NULL when it said nothing.
+ */
+static const char *
+hint_text(char *text, size_t size)
+{
+	const char *why, *header;
+
+	if (hint_read(text, size, &why) != NULL)
+		return text;
+	if (why != NULL)	/* else none: the usual case */
+		detail("Retry-After hint not used: %s", why);
+	if ((header = relay_hint(&io)) == NULL)
+		return NULL;
+	(void)snprintf(text, size, "%s", header);
+	return text;
+}
+
+/*
+ * A delay that the attempt gave (hint_text) replaces the backoff
  * in r->delay, with up to 10 % more so that clients told the same second
  * do not return together, and at most the cap; but a hint that passes the
  * deadline (room from now) stays whole, so that the run ends as it would
@@ -518,11 +546,8 @@ take_hint(const struct policy *p, struct run *r, int64_t room, char *note,
 	int64_t delay;
 
 	note[0] = '\0';
-	if (hint_read(text, sizeof(text), &why) == NULL) {
-		if (why != NULL)	/* else none: the usual case */
-			detail("Retry-After hint not used: %s", why);
+	if (hint_text(text, sizeof(text)) == NULL)
 		return 0;
-	}
 	if (strlen(text) == sizeof(text) - 1)
 		why = "too long";
 	else
@@ -581,6 +606,9 @@ sleep_before_retry(const struct policy *p, struct run *r)
 		return DEADLINE;
 	/* Retried after all: its held output goes to the log, not stdout. */
 	release_output(STDERR_FILENO);
+	/* A slow reader of the log may have taken time, up to the deadline. */
+	if (r->delay >= r->deadline - (now = monotonic_now()))
+		return DEADLINE;
 	ev = wait_of(p, r, r->from_hint ? WAIT_HINT : WAIT_BACKOFF, r->delay,
 	    &st, hint);
 	tell(&ev);

@@ -30,6 +30,10 @@ struct run {
 	enum timed_out	 timed_out;
 	int		 status;		/* its status, as reported */
 	int		 on_hit, stop_hit;	/* its output matched */
+	int64_t		 out_bytes;		/* it put on stdout (not a tty) */
+	int		 input_cut;		/* stdin passed input_kept */
+	int64_t		 input_kept;		/* bytes of stdin kept to replay */
+	int		 input_error;		/* why no more: errno, or 0 */
 	int		 interrupt;		/* a signal retry itself got */
 	int64_t		 began, ended;		/* the last attempt's */
 	int64_t		 delay, asleep;

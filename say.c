@@ -98,6 +98,24 @@ explain_delay(const struct policy *p, const struct step *st)
 }
 
 /*
+ * Once a run: a failed attempt's output stays on a stdout that is not a
+ * terminal (a pipe to jq, a file), and the next attempt's will follow it
+ * there; -O would keep all but the last attempt's off it.
+ */
+static void
+say_output_stays(const struct run *r)
+{
+	static int told;
+
+	if (told || r->out_bytes <= 0)
+		return;
+	told = 1;
+	say("attempt %ld left %lld byte%s on standard output; the next "
+	    "attempt's output follows (-O sends only the last attempt's there)",
+	    r->attempt, (long long)r->out_bytes, r->out_bytes == 1 ? "" : "s");
+}
+
+/*
  * "attempt 1/5 failed with exit 1; next in 0.250s", with what a hint
  * adds, and with -v how the delay was drawn when no hint gave it.
  */
@@ -116,6 +134,7 @@ say_retry(const struct policy *p, const struct run *r, const struct event *ev)
 	    ev->reason == WAIT_HINT ? ev->note : "");
 	if (ev->reason == WAIT_BACKOFF)
 		explain_delay(p, ev->step);
+	say_output_stays(r);
 }
 
 /*
@@ -210,6 +229,29 @@ say_interrupted(const struct run *r, const char *label, const char *end)
 		say("%s %s; giving up: interrupted", label, end);
 }
 
+/*
+ * The standard input passed what retry keeps to replay without -I: the
+ * line names both ways on, and -v why no file held more.
+ */
+static void
+say_input_cut(const struct run *r, const char *label, const char *end)
+{
+	char kept[32];
+
+	if (r->input_kept % (1 << 20) == 0)
+		(void)snprintf(kept, sizeof(kept), "%lld MiB",
+		    (long long)(r->input_kept >> 20));
+	else
+		(void)snprintf(kept, sizeof(kept), "%lld KiB",
+		    (long long)(r->input_kept >> 10));
+	if (r->input_error != 0)
+		detail("standard input kept in memory only: temporary file: %s",
+		    strerror(r->input_error));
+	say("%s %s; giving up: its standard input passed the %s kept for a "
+	    "retry (-I keeps any size, --share-stdin lets attempts read on)",
+	    label, end, kept);
+}
+
 /* The one line that says why the run ended. */
 static void
 say_why(const struct policy *p, const struct run *r)
@@ -258,6 +300,9 @@ say_why(const struct policy *p, const struct run *r)
 		break;
 	case STORE_DOWN:
 		say("%s; giving up (--store-fail closed)", r->store_err);
+		break;
+	case INPUT_CUT:
+		say_input_cut(r, label, end);
 		break;
 	}
 }

@@ -10,11 +10,11 @@
 _retry_shorts=(-b -c -D -f -h -I -j -K -k -n -O -o -q -s -T -V -v -x)
 _retry_longs=(--attempts --base --budget --buffer-stdout --cap --circuit
 	--circuit-reset --circuit-status --cool --deadline --dry-run --factor
-	--help --jitter --key --kill-after --max-delay --metrics --on
-	--on-giveup --on-output --on-retry --on-success --quiet
-	--replay-stdin --report --reset-after --seed --signal --splay --stop-on
-	--stop-on-output --store --store-fail --store-timeout --timeout --trip
-	--verbose --version)
+	--help --hint-from-stderr --jitter --key --kill-after --max-delay
+	--metrics --on --on-giveup --on-output --on-retry --on-success --quiet
+	--replay-stdin --report --reset-after --seed --share-stdin --signal
+	--splay --stop-on --stop-on-output --store --store-fail
+	--store-timeout --timeout --trip --verbose --version)
 _retry_jitters=(none full equal decorrelated)
 _retry_signals=(HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE
 	ALRM TERM CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF SYS

@@ -12,8 +12,8 @@ function __retry_takes_value
         metrics on on-giveup on-output on-retry on-success report \
         reset-after seed signal splay stop-on stop-on-output \
         store store-fail store-timeout timeout trip
-    set -l all $valued buffer-stdout dry-run help quiet replay-stdin \
-        verbose version
+    set -l all $valued buffer-stdout dry-run help hint-from-stderr quiet \
+        replay-stdin share-stdin verbose version
     if contains -- $name $all
         contains -- $name $valued
         return
@@ -142,6 +142,7 @@ complete -c retry -n $cond -l max-delay -x -d 'Largest delay (30s), as --cap'
 complete -c retry -n $cond -s j -l jitter -xa "$jitters" -d 'How the delay is drawn (equal)'
 complete -c retry -n $cond -l seed -x -d 'Seed the generator for a reproducible schedule'
 complete -c retry -n $cond -l splay -x -d 'Wait a random time up to DUR before the first attempt'
+complete -c retry -n $cond -l hint-from-stderr -d 'Also wait as a Retry-After header on stderr says'
 # Which failures.
 complete -c retry -n $cond -s o -l on -x -d 'Retry these exit statuses (1-124,128-255)'
 complete -c retry -n $cond -s x -l stop-on -x -d 'Never retry these exit statuses'
@@ -159,7 +160,8 @@ complete -c retry -n $cond -l store -x -d 'Keep the circuit in Redis, shared by 
 complete -c retry -n $cond -l store-timeout -x -d 'Give up on a step of the store after DUR (250ms)'
 complete -c retry -n $cond -l store-fail -xa "open\t'go on as if there were no circuit' closed\t'exit 75 before the next attempt'" -d 'When the store fails (open)'
 # Input and output.
-complete -c retry -n $cond -s I -l replay-stdin -d 'Give every attempt the same standard input'
+complete -c retry -n $cond -s I -l replay-stdin -d 'Give every attempt the same standard input, any size'
+complete -c retry -n $cond -l share-stdin -d 'Let each attempt read on where the last one stopped'
 complete -c retry -n $cond -s O -l buffer-stdout -d "Hold each attempt's output; only the last one's to stdout"
 # Messages.
 complete -c retry -n $cond -l dry-run -d 'Print the delay schedule and exit'

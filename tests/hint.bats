@@ -13,9 +13,10 @@ setup() {
 	in_test_dir
 }
 
-# A retry that a failed test left in the background.
+# A retry that a failed test left in the background, and a server.
 teardown() {
 	kill_bg_retry
+	kill_later
 }
 
 @test "RETRY_AFTER_FILE: a name in a private 0700 directory that nothing makes; a hint is read once, then removed" {
@@ -235,6 +236,78 @@ hinted() {
 	[[ ${stderr_lines[1]} =~ ^retry:\ attempt\ 1/2\ failed\ with\ exit\ 1\;\ next\ in\ 0\.02[0-2]s\ \(Retry-After\ 0\.020s\)$ ]]
 	[ "${stderr_lines[2]}" = "retry: attempt 2/2 failed with exit 1; giving up: no attempts left" ]
 	[[ ${stderr_lines[3]} == "retry: 2 attempts in "* ]]
+}
+
+# http_server PORTFILE CODE:AFTER...: a server on 127.0.0.1 (killed in
+# teardown) that answers each GET with the next CODE and a Retry-After
+# header of AFTER, then 200 with "ok"; its port goes to PORTFILE.
+http_server() {
+	local portfile=$1
+	shift
+	python3 -c '
+import http.server, sys
+answers = [a.split(":") for a in sys.argv[2:]]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        code, after = answers.pop(0) if answers else ("200", None)
+        self.send_response(int(code))
+        if after is not None:
+            self.send_header("Retry-After", after)
+        self.send_header("Content-Length", "3")
+        self.end_headers()
+        self.wfile.write(b"ok\n")
+    def log_message(self, *args):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+with open(sys.argv[1] + ".new", "w") as f:
+    f.write("%d\n" % s.server_address[1])
+import os; os.rename(sys.argv[1] + ".new", sys.argv[1])
+s.serve_forever()' "$portfile" "$@" 3>&- &
+	later $!
+	disown $!
+	wait_for "$portfile"
+}
+
+@test "--hint-from-stderr: curl -D /dev/stderr against a server that answers 503 with Retry-After, no shell wrapper" {
+	command -v curl >/dev/null || skip "curl is not installed"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	http_server port 503:0.3
+	t0=$(now_ms)
+	run -0 --separate-stderr "$RETRY" --hint-from-stderr -n 2 -b 10s -j none \
+	    -- curl -fsS -D /dev/stderr "http://127.0.0.1:$(cat port)/"
+	took=$(($(now_ms) - t0))
+	printf '%s\n' "$stderr"
+	[ "$output" = ok ]
+	# The headers pass through; the delay is the hint's, not -b's 10s.
+	[[ $stderr == *$'Retry-After: 0.3\r'* ]]
+	line=$(grep '^retry:' <<<"$stderr")
+	matches "$line" '^retry: attempt 1/2 failed with exit 22; next in 0\.3[0-3][0-9]s \(Retry-After 0\.300s\)$'
+	between "$took" 300 5000
+}
+
+@test "--hint-from-stderr: the last Retry-After line of the attempt counts, any case, stderr unchanged; the cap and -v as for the file" {
+	local headers='HTTP/1.1 301 Moved\r\nRetry-After: 5\r\n\r\nHTTP/1.1 429 Slow down\r\nretry-after: 0.05\r\n\r\n'
+	run -0 --separate-stderr "$RETRY" --hint-from-stderr -n 2 -b 10s sh -c '
+		[ "$RETRY_ATTEMPT" = 2 ] || { printf "$1" >&2; exit 1; }' sh "$headers"
+	[ "$(grep -v '^retry:' <<<"$stderr")" = "$(printf "$headers")" ]
+	matches "${stderr_lines[6]}" '^retry: attempt 1/2 failed with exit 1; next in 0\.05[0-5]s \(Retry-After 0\.050s\)$'
+	# Cut to the cap, as a hint file's.
+	run -1 --separate-stderr "$RETRY" --hint-from-stderr -n 2 -b 10ms -c 300ms \
+	    -D 10s sh -c 'echo "Retry-After: 5" >&2; exit 1'
+	[ "${stderr_lines[1]}" = "retry: attempt 1/2 failed with exit 1; next in 0.300s (Retry-After 5.000s, cut to the cap 0.300s)" ]
+	# One that is no hint: -v says why, and the backoff is used.
+	run -1 --separate-stderr "$RETRY" -v --hint-from-stderr -n 2 -b 10ms -j none \
+	    sh -c 'echo "Retry-After: soon" >&2; exit 1'
+	[ "${stderr_lines[2]}" = "retry: Retry-After hint not used: neither a delay nor an HTTP-date" ]
+	[ "${stderr_lines[3]}" = "retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
+	# Only the attempt's own: the second attempt's delay is the backoff's.
+	run -1 --separate-stderr "$RETRY" --hint-from-stderr -n 3 -b 10ms -j none \
+	    sh -c '[ "$RETRY_ATTEMPT" = 1 ] && echo "Retry-After: 0.05" >&2; exit 1'
+	[ "${stderr_lines[2]}" = "retry: attempt 2/3 failed with exit 1; next in 0.020s" ]
+	# Without the option, stderr is not read.
+	run -1 --separate-stderr "$RETRY" -n 2 -b 10ms -j none \
+	    sh -c 'echo "Retry-After: 5" >&2; exit 1'
+	[ "${stderr_lines[1]}" = "retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
 }
 
 @test "--dry-run is unaffected by RETRY_AFTER_FILE and makes no directory" {

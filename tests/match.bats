@@ -24,11 +24,13 @@ attempt 2
 429: throttled, come back later
 attempt 3" ]
 	expect_stderr "retry: attempt 1/5 succeeded; next in 0.010s
+retry: attempt 1 left 42 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)
 retry: attempt 2/5 succeeded; next in 0.020s"
 	# Matching every time: the attempts run out, with the last status.
 	run -0 --separate-stderr "$RETRY" --on-output throttled -n 2 -b 10ms -j none \
 	    echo throttled
 	expect_stderr "retry: attempt 1/2 succeeded; next in 0.010s
+retry: attempt 1 left 10 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)
 retry: attempt 2/2 succeeded; giving up: no attempts left"
 }
 
@@ -114,4 +116,31 @@ retry: attempt 1/5 succeeded; next in 0.010s"
 	[ "$output" = "out 1
 denied" ]
 	expect_stderr "retry: attempt 1/5 failed with exit 1; giving up: its output matched --stop-on-output"
+}
+
+@test "a stream retry cannot write (closed, or /dev/full) is discarded and matching goes on: --stop-on-output still sees FATAL" {
+	# Thousands of lines first, so that writes fail before FATAL comes.
+	local script='echo "$RETRY_ATTEMPT" >>count; seq 1 100000; echo FATAL; exit 1'
+	for out in closed /dev/full; do
+		rm -f count
+		rc=0
+		if [ "$out" = closed ]; then
+			"$RETRY" --stop-on-output FATAL -n 3 -b 10ms -j none \
+			    sh -c "$script" >&- 2>err || rc=$?
+		else
+			"$RETRY" --stop-on-output FATAL -n 3 -b 10ms -j none \
+			    sh -c "$script" >"$out" 2>err || rc=$?
+		fi
+		echo "stdout $out: status $rc"
+		[ "$rc" -eq 1 ]
+		[ "$(cat count)" = 1 ]
+		[ "$(cat err)" = "retry: attempt 1/3 failed with exit 1; giving up: its output matched --stop-on-output" ]
+	done
+	# stderr closed: the attempt's stderr lines are matched all the same.
+	rm count
+	rc=0
+	"$RETRY" --on-output again -n 3 -b 10ms -j none sh -c \
+	    'echo "$RETRY_ATTEMPT" >>count; seq 1 100000 >&2; echo again >&2' 2>&- || rc=$?
+	[ "$rc" -eq 0 ]
+	[ "$(wc -l <count)" -eq 3 ]
 }

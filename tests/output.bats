@@ -9,13 +9,17 @@ load helpers/common
 # A test that hangs fails instead of stopping the whole file.
 BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 
+PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
+
 setup() {
 	in_test_dir
 }
 
-# A retry that a failed test left in the background.
+# A retry that a failed test left in the background, and the readers
+# that a test holds (later).
 teardown() {
 	kill_bg_retry
+	kill_later
 }
 
 # ---- --buffer-stdout ----------------------------------------------------------
@@ -113,6 +117,45 @@ retry: attempt 2/5 failed with exit 3; giving up: status 3 is not retryable"
 	[ "$kb" -lt 4096 ]
 }
 
+# ---- Output that stays before a retry -------------------------------------------
+
+@test "a failed attempt's output that stays on a stdout that is not a terminal is said once, with its bytes and -O" {
+	local line="retry: attempt 1 left 8 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)"
+	local script='echo "out $RETRY_ATTEMPT" >&2; printf "{\"n\":%s}\n" "$RETRY_ATTEMPT"; exit 1'
+	# A pipe, as in retry curl | jq.
+	"$RETRY" -n 3 -b 10ms -j none sh -c "$script" 2>err | cat >down
+	[ "$(cat down)" = '{"n":1}
+{"n":2}
+{"n":3}' ]
+	[ "$(cat err)" = "out 1
+retry: attempt 1/3 failed with exit 1; next in 0.010s
+$line
+out 2
+retry: attempt 2/3 failed with exit 1; next in 0.020s
+out 3
+retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
+	# A file, and relayed through the patterns: the same line.
+	rc=0
+	"$RETRY" -n 2 -b 10ms -j none sh -c "$script" >out 2>err || rc=$?
+	[ "$rc" -eq 1 ]
+	[ "$(grep -c 'left .* bytes' err)" -eq 1 ]
+	grep -qxF "$line" err
+	"$RETRY" --on-output nothing -n 2 -b 10ms -j none sh -c "$script" 2>err | cat >/dev/null
+	grep -qxF "$line" err
+	# Not for nothing written, /dev/null, -O, -q, or a terminal.
+	"$RETRY" -n 2 -b 10ms -j none sh -c 'exit 1' 2>err | cat
+	! grep -q 'standard output' err
+	"$RETRY" -n 2 -b 10ms -j none sh -c "$script" >/dev/null 2>err || true
+	! grep -q 'standard output' err
+	"$RETRY" -O -n 2 -b 10ms -j none sh -c "$script" 2>err | cat >/dev/null
+	! grep -q 'standard output' err
+	"$RETRY" -q -n 2 -b 10ms -j none sh -c "$script" 2>err | cat >/dev/null
+	[ "$(cat err)" = "out 1
+out 2" ]
+	run "$PTYRUN" -- "$RETRY" -n 2 -b 10ms -j none sh -c "$script"
+	[[ $output != *"standard output"* ]]
+}
+
 # ---- Matched output, and a reader that has gone --------------------------------
 
 @test "matched output streams through unchanged, in order within each stream" {
@@ -158,6 +201,60 @@ after-go" ]
 	run -0 timeout 10 sh -c '"$1" --on-output x -n 1 yes 2>err | head -n1' sh "$RETRY"
 	[ "$output" = y ]
 	[ "$(cat err)" = "retry: attempt 1/1 killed by SIGPIPE; giving up: the reader of the output has gone" ]
+}
+
+# stuck_reader FIFO: a reader opens FIFO and never reads (killed in
+# teardown), so that a writer fills it and then waits.
+stuck_reader() {
+	mkfifo "$1"
+	sleep 30 <"$1" 3>&- &
+	later $!
+	disown $!	# no word from the shell when teardown kills it
+}
+
+# within_deadline MS: the run ended at its deadline of MS ms, with slack
+# for a busy machine, and not after it ($took is the run's time).
+within_deadline() {
+	echo "deadline $1 ms, the run took $took ms"
+	between "$took" $(($1 - 50)) $(($1 + 100 + 300))
+}
+
+@test "a reader that stops reading holds retry no longer than -D: matched output, held output to stderr and to stdout" {
+	# Matched: the attempt waits for the reader and is stopped at the
+	# deadline; what it wrote is dropped there.
+	stuck_reader fifo
+	t0=$(now_ms)
+	rc=0
+	"$RETRY" -n 3 -D 1 -b 10ms -j none --on-output x sh -c \
+	    'echo "$RETRY_ATTEMPT" >>count; head -c 2000000 /dev/zero; exit 1' \
+	    >fifo 2>err || rc=$?
+	took=$(($(now_ms) - t0))
+	within_deadline 1000
+	[ "$rc" -eq 124 ]
+	[ "$(cat count)" = 1 ]
+	[ "$(cat err)" = "retry: attempt 1/3 timed out at the deadline; giving up" ]
+	# Held: a failed attempt's output goes to a stderr that no one
+	# reads; no attempt starts at or after the deadline, and the run ends
+	# with the last attempt's status.
+	stuck_reader fifo2
+	rm count
+	t0=$(now_ms)
+	rc=0
+	"$RETRY" -n 3 -D 1 -b 10ms -j none -O sh -c \
+	    'echo "$RETRY_ATTEMPT" >>count; head -c 2000000 /dev/zero; exit 1' \
+	    >out 2>fifo2 || rc=$?
+	took=$(($(now_ms) - t0))
+	within_deadline 1000
+	[ "$rc" -eq 1 ]
+	[ "$(cat count)" = 1 ]
+	# The last attempt's held output to a stdout that no one reads.
+	stuck_reader fifo3
+	t0=$(now_ms)
+	rc=0
+	"$RETRY" -n 3 -D 1 -O head -c 2000000 /dev/zero >fifo3 2>err || rc=$?
+	took=$(($(now_ms) - t0))
+	within_deadline 1000
+	[ "$rc" -eq 0 ]
 }
 
 @test "an attempt killed by SIGPIPE because retry's reader has gone is not retried: no one to retry for" {

@@ -340,6 +340,7 @@ retry: attempt 2/2 killed by SIGUSR1; giving up: no attempts left"
 out 2" ]
 	expect_stderr "err 1
 retry: attempt 1/2 failed with exit 1; next in 0.001s
+retry: attempt 1 left 6 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)
 err 2
 retry: attempt 2/2 failed with exit 1; giving up: no attempts left"
 }
@@ -358,23 +359,24 @@ retry: attempt 2/2 failed with exit 1; giving up: no attempts left"
 	[ "$(wc -c <out)" -eq 10 ]
 }
 
-@test "retry does not read stdin: a surrounding while-read loop keeps its input" {
-	run -0 bash -c 'printf "a\nb\n" | while read -r l; do "$1" -n1 true; echo "$l"; done' \
+@test "--share-stdin: retry does not read stdin: a surrounding while-read loop keeps its input" {
+	run -0 bash -c 'printf "a\nb\n" | while read -r l; do "$1" --share-stdin -n1 true; echo "$l"; done' \
 	    _ "$RETRY"
 	[ "$output" = "a
 b" ]
 	# Also through failures, delays and a not-found command.
 	run -0 bash -c 'printf "a\nb\nc\n" | while read -r l; do
-		"$1" -q -n2 -b 1ms false; "$1" -q p-no-such-command; echo "$l"
+		"$1" --share-stdin -q -n2 -b 1ms false
+		"$1" --share-stdin -q p-no-such-command; echo "$l"
 	done' _ "$RETRY"
 	[ "$output" = "a
 b
 c" ]
 }
 
-@test "the child reads retry's stdin, one line per attempt here" {
+@test "--share-stdin: the child reads retry's stdin, one line per attempt here" {
 	run -0 bash -c 'printf "1\n2\n3\n4\n" | {
-		"$1" -q -j none -b 1ms sh -c '\''read -r x; echo "got $x"; [ "$x" = 3 ]'\''
+		"$1" --share-stdin -q -j none -b 1ms sh -c '\''read -r x; echo "got $x"; [ "$x" = 3 ]'\''
 		cat
 	}' _ "$RETRY"
 	# The fourth line is still there for the next reader.

@@ -42,6 +42,7 @@ line 3
 line 2
 line 3" ]
 	[ "$(cat err)" = "retry: attempt 1/3 failed with exit 1; next in 0.010s
+retry: attempt 1 left 7 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)
 retry: attempt 2/3 failed with exit 1; next in 0.020s
 retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 }
@@ -164,6 +165,107 @@ retry: attempt 3/5 failed with exit 1; next in 0.040s" ]
 	[ "$output" = $'retry: --replay-stdin: standard input is a terminal\r' ]
 	[ ! -e ran ]
 	[ "$(tmp_files)" = "" ]
+}
+
+# ---- Without -I: a pipe or a socket is replayed up to 16 MiB ------------------
+
+@test "a piped stdin reaches every attempt whole by default, from memory up to 64 KiB: no file" {
+	rc=0
+	printf 'payload\n' | "$RETRY" -n 3 -b 10ms -j none sh -c \
+	    'wc -c >>counts; '"$FDS"' >>fds; exit 1' 2>err || rc=$?
+	[ "$rc" -eq 1 ]
+	[ "$(cat counts)" = "8
+8
+8" ]
+	! grep -q 'deleted' fds
+	[ "$(tmp_files)" = "" ]
+	[ "$(cat err)" = "retry: attempt 1/3 failed with exit 1; next in 0.010s
+retry: attempt 2/3 failed with exit 1; next in 0.020s
+retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
+	# A socket too; an attempt that reads part of it leaves the next whole.
+	head -c 300000 /dev/urandom >in
+	rc=0
+	socket-stdin in "$RETRY" -n 3 -b 10ms -j none sh -c '
+		case $RETRY_ATTEMPT in 1) head -c 10 >/dev/null ;; *) cksum >>sums ;; esac
+		exit 1' 2>/dev/null || rc=$?
+	[ "$rc" -eq 1 ]
+	want=$(cksum <in)
+	[ "$(cat sums)" = "$want
+$want" ]
+}
+
+@test "a piped stdin past 64 KiB goes on in a file without a name; a terminal, /dev/null and a regular file are never copied" {
+	head -c 1000000 /dev/urandom >in
+	rc=0
+	cat in | "$RETRY" -n 2 -b 10ms -j none sh -c \
+	    'cksum >>sums; '"$FDS"' >>fds; exit 1' 2>/dev/null || rc=$?
+	[ "$rc" -eq 1 ]
+	want=$(cksum <in)
+	[ "$(cat sums)" = "$want
+$want" ]
+	run -0 grep -cE "^$TMPDIR/(#[0-9]+|retry\.[A-Za-z0-9]{6}) \(deleted\)$" fds
+	[ "$output" = 2 ]
+	[ "$(tmp_files)" = "" ]
+	# /dev/null and a regular file: the attempt's stdin is retry's own.
+	"$RETRY" -n 1 sh -c 'readlink /proc/$$/fd/0 >fd0' </dev/null
+	[ "$(cat fd0)" = /dev/null ]
+	"$RETRY" -n 1 sh -c 'readlink /proc/$$/fd/0 >fd0' <in
+	[ "$(cat fd0)" = "$PWD/in" ]
+	# A terminal.
+	run -0 "$PTYRUN" -- "$RETRY" -n 1 sh -c '[ -t 0 ] && echo tty'
+	[ "$output" = $'tty\r' ]
+}
+
+@test "a piped stdin past 16 MiB: the first attempt gets all of it, and the run ends before a retry, naming -I and --share-stdin" {
+	rc=0
+	head -c $((16 * 1024 * 1024 + 1)) /dev/zero | timeout 60 "$RETRY" \
+	    --report r.json -n 3 -b 10ms -j none sh -c 'wc -c >>counts; exit 3' 2>err || rc=$?
+	[ "$rc" -eq 3 ]
+	[ "$(cat counts)" = 16777217 ]
+	[ "$(cat err)" = "retry: attempt 1/3 failed with exit 3; giving up: its standard input passed the 16 MiB kept for a retry (-I keeps any size, --share-stdin lets attempts read on)" ]
+	grep -q '"outcome": "not_retryable"' r.json
+	# Exactly 16 MiB is kept whole: retried as usual.
+	rm counts
+	rc=0
+	head -c $((16 * 1024 * 1024)) /dev/zero | timeout 60 "$RETRY" \
+	    -n 2 -b 10ms -j none sh -c 'wc -c >>counts; exit 3' 2>/dev/null || rc=$?
+	[ "$rc" -eq 3 ]
+	[ "$(cat counts)" = "16777216
+16777216" ]
+	# With -I any size; with --share-stdin the next attempt reads on.
+	rm counts
+	head -c $((16 * 1024 * 1024 + 1)) /dev/zero | timeout 60 "$RETRY" -I \
+	    -n 2 -b 10ms -j none sh -c 'wc -c >>counts; exit 3' 2>/dev/null || rc=$?
+	[ "$(cat counts)" = "16777217
+16777217" ]
+	rm counts
+	head -c $((16 * 1024 * 1024 + 1)) /dev/zero | timeout 60 "$RETRY" --share-stdin \
+	    -n 2 -b 10ms -j none sh -c 'wc -c >>counts; exit 3' 2>/dev/null || rc=$?
+	[ "$(cat counts)" = "16777217
+0" ]
+}
+
+@test "without a file in TMPDIR the copy stays in memory: 64 KiB replayed, more ends the run before a retry, -v says why" {
+	rc=0
+	head -c 1000 /dev/zero | TMPDIR=$PWD/none "$RETRY" -n 2 -b 10ms -j none \
+	    sh -c 'wc -c >>counts; exit 1' 2>/dev/null || rc=$?
+	[ "$rc" -eq 1 ]
+	[ "$(cat counts)" = "1000
+1000" ]
+	rm counts
+	rc=0
+	head -c 100000 /dev/zero | TMPDIR=$PWD/none "$RETRY" -v -n 2 -b 10ms -j none \
+	    sh -c 'wc -c >>counts; exit 1' 2>err || rc=$?
+	[ "$rc" -eq 1 ]
+	[ "$(cat counts)" = 100000 ]
+	grep -qx 'retry: standard input kept in memory only: temporary file: No such file or directory' err
+	grep -qx 'retry: attempt 1/2 failed with exit 1; giving up: its standard input passed the 64 KiB kept for a retry (-I keeps any size, --share-stdin lets attempts read on)' err
+}
+
+@test "--replay-stdin and --share-stdin exclude each other: exit 125, one line, nothing run" {
+	run -125 "$RETRY" -I --share-stdin sh -c 'touch ran'
+	[ "$output" = "retry: --replay-stdin and --share-stdin exclude each other: replay the input, or let attempts read on" ]
+	[ ! -e ran ]
 }
 
 @test "temporary files are gone however retry ends: success, failure, SIGTERM in a delay, usage errors" {
