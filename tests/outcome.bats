@@ -160,3 +160,12 @@ run_ends() {
 	    75 -- --circuit s --store redis://127.0.0.1:1 \
 	    --store-fail closed -n 2 true
 }
+
+@test "outcome input cut: the status, not_retryable, 'its standard input passed the 16 MiB kept for a retry'" {
+	run bash -c 'head -c 17M /dev/zero | "$1" --report report.json -n 2 \
+	    -b 1ms -- sh -c "cat >/dev/null; exit 1" 2>err; echo $?' sh "$RETRY"
+	stderr=$(cat err)
+	check_end 1 not_retryable \
+	    '^retry: attempt 1/2 failed with exit 1; giving up: its standard input passed the 16 MiB kept for a retry \(-I keeps any size, --share-stdin lets attempts read on\)$' \
+	    "last:its standard input was too long to replay" "$output"
+}
