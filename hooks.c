@@ -149,7 +149,7 @@ hook_run(const struct event *ev, enum hook which, int64_t until)
 	lim.kill_after = p->kill_after;
 	lim.tick_every = NEVER;
 	export_facts(ev, which);
-	proc_run_hook(argv, &lim, &e);
+	proc_run_hook(argv, msg_fd(), &lim, &e);
 	forget_facts();
 	if (e.signal == 0)
 		warn_failed(which, &e);

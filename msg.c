@@ -20,6 +20,7 @@
 
 static enum verbosity	 verbosity = NORMAL;
 static int		 stderr_broken;
+static int		 out = STDERR_FILENO;	/* where the lines go */
 
 void
 msg_verbosity(enum verbosity v)
@@ -31,6 +32,25 @@ int
 msg_verbose(void)
 {
 	return verbosity >= VERBOSE;
+}
+
+/*
+ * Where retry's lines go from now on: stderr, or -Q's file, which holds
+ * them with the attempts' output until the run's end shows whether they
+ * are for anyone's eyes.
+ */
+void
+msg_to(int fd)
+{
+	out = fd;
+	stderr_broken = 0;
+}
+
+/* Where retry's lines go now (a hook's output goes the same way). */
+int
+msg_fd(void)
+{
+	return out;
 }
 
 /*
@@ -86,7 +106,7 @@ write_stderr(const char *line, size_t len)
 
 	while (!stderr_broken && done < len) {
 		/* -1: no run yet, so no signal to wait for either. */
-		if ((ready = sp_may_write(STDERR_FILENO)) == 0)
+		if ((ready = sp_may_write(out)) == 0)
 			return -1;	/* dropped for a signal or the deadline */
 		if (ready == -1 && !swapped) {
 			memset(&ign, 0, sizeof(ign));
@@ -96,7 +116,7 @@ write_stderr(const char *line, size_t len)
 				return -1;	/* cannot happen: a valid signal */
 			swapped = 1;
 		}
-		n = write(STDERR_FILENO, line + done, len - done);
+		n = write(out, line + done, len - done);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0)

@@ -22,6 +22,8 @@
 enum verbosity { QUIET, NORMAL, VERBOSE };
 
 void	 msg_verbosity(enum verbosity);
+void	 msg_to(int);
+int	 msg_fd(void);
 int	 msg_verbose(void);
 void	 say(const char *, ...);		/* hidden by -q */
 void	 detail(const char *, ...);		/* shown by -v */

@@ -29,7 +29,7 @@ enum {
  * "+": stop at the first operand; ":": report a missing value apart.
  * d, m, t, u and w are other retry tools' letters, refused (foreign()).
  */
-#define OPTSTRING	"+:b:c:D:d:f:hIj:K:k:m:n:Oo:qs:T:t:u:Vvw:x:"
+#define OPTSTRING	"+:b:c:D:d:f:hIj:K:k:m:n:Oo:Qqs:T:t:u:Vvw:x:"
 
 const char help_text[] =
     "usage: retry [options] [--] command [arg ...]\n"
@@ -67,6 +67,8 @@ const char help_text[] =
     "                        goes to stdout, the others' to stderr\n"
     "Messages:\n"
     "  -q, --quiet           print only usage errors and retry's own failures\n"
+    "  -Q, --quiet-unless-failed  print nothing if the run succeeds; if it\n"
+    "                        fails, each attempt's output and how it ended\n"
     "  -v, --verbose         also print the policy, each delay's origin, a summary\n"
     "  -h, --help            print this help and exit\n"
     "  -V, --version         print the version and exit\n"
@@ -113,6 +115,7 @@ static const struct option longopts[] = {
 	{ "on-retry",	required_argument,	NULL, OPT_ON_RETRY },
 	{ "on-success",	required_argument,	NULL, OPT_ON_SUCCESS },
 	{ "quiet",	no_argument,		NULL, 'q' },
+	{ "quiet-unless-failed", no_argument,	NULL, 'Q' },
 	{ "replay-stdin", no_argument,		NULL, 'I' },
 	{ "report",	required_argument,	NULL, OPT_REPORT },
 	{ "reset-after", required_argument,	NULL, OPT_RESET_AFTER },
@@ -532,6 +535,9 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 		case 'q':
 			p->verbosity = QUIET;
 			continue;
+		case 'Q':
+			p->quiet_unless_failed = 1;
+			continue;
 		case 'v':
 			p->verbosity = VERBOSE;
 			verbose_letter |= longindex < 0;
@@ -593,6 +599,9 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 			have_on = 1;
 	}
 	p->argv = argv + optind;
+	if (p->quiet_unless_failed && p->buffer_stdout)
+		return failure(err, errsize, "-Q and -O both hold the output: "
+		    "choose one (-Q shows it only when the run fails)");
 	if (p->cap < p->base && cap_arg == NULL)
 		return failure(err, errsize, "%s '%s' is above the default "
 		    "--cap '30s'", base_opt, base_arg);

@@ -41,6 +41,7 @@ struct policy {
 	const char	*key;
 	int		 dry_run;
 	int		 replay_stdin, buffer_stdout;
+	int		 quiet_unless_failed;	/* -Q, the cron mode */
 	int		 hint_from_stderr;
 	int		 share_stdin;
 	struct pattern	 on_output, stop_output;

@@ -777,18 +777,20 @@ proc_run(char *const argv[], const struct limit *lim, struct ending *e)
 /*
  * Runs a hook's argv once, as an attempt is run (its own process group,
  * stopped at lim, signals passed on and recorded in *e), but never lent
- * the terminal: its stdin is /dev/null and its stdout and stderr are
- * retry's stderr, so that nothing of it mixes with the command's output.
+ * the terminal: its stdin is /dev/null and its stdout and stderr are out
+ * (where retry's lines go), so that nothing of it mixes with the
+ * command's output.
  */
 void
-proc_run_hook(char *const argv[], const struct limit *lim, struct ending *e)
+proc_run_hook(char *const argv[], int out, const struct limit *lim,
+    struct ending *e)
 {
 	int fds[3];
 
 	memset(e, 0, sizeof(e[0]));
 	if ((fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 		fatal("/dev/null");
-	fds[1] = fds[2] = STDERR_FILENO;
+	fds[1] = fds[2] = out;
 	child_fds = fds;
 	e->error = start(argv, 0);
 	if (close(fds[0]) == -1)

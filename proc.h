@@ -41,7 +41,7 @@ enum lock_wait { LOCK_TAKEN, LOCK_FAILED, LOCK_TIMEOUT, LOCK_SIGNAL };
 void		 proc_hold_stdio(void);
 void		 proc_init(struct relay *, int64_t);
 void		 proc_run(char *const [], const struct limit *, struct ending *);
-void		 proc_run_hook(char *const [], const struct limit *,
+void		 proc_run_hook(char *const [], int, const struct limit *,
 		    struct ending *);
 int		 proc_sleep(int64_t);
 int		 proc_wait_fd(int, short, int64_t);

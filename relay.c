@@ -83,6 +83,17 @@ sink_of(int fd)
 /* ---- Matching lines ------------------------------------------------ */
 
 /*
+ * --hint-from-stderr: p carries the attempt's stderr (with -Q, which
+ * holds both streams in one file, the held output, read as out).
+ */
+static int
+watches_hint(const struct relay *r, const struct pump *p)
+{
+	return r->hint_watch && (p == &r->err || (r->hold_all != -1 &&
+	    p == &r->out));
+}
+
+/*
  * Does p need its lines looked at?  A pattern that has matched once in an
  * attempt needs no more; --hint-from-stderr looks at every stderr line,
  * as the last Retry-After counts.
@@ -91,8 +102,7 @@ static int
 wants_lines(const struct relay *r, const struct pump *p)
 {
 	return (r->on != NULL && !r->on_hit) ||
-	    (r->stop != NULL && !r->stop_hit) ||
-	    (r->hint_watch && p == &r->err);
+	    (r->stop != NULL && !r->stop_hit) || watches_hint(r, p);
 }
 
 /*
@@ -123,7 +133,7 @@ match_here(struct relay *r, const struct pump *p, char *s, size_t n)
 
 	if (n > LINEMAX - 1)
 		n = LINEMAX - 1;
-	if (r->hint_watch && p == &r->err)
+	if (watches_hint(r, p))
 		watch_hint(r, s, n);
 	saved = s[n];
 	s[n] = '\0';
@@ -303,8 +313,8 @@ init_count(struct relay *r, int count)
  * each attempt put on stdout (init_count).
  */
 int
-relay_init(struct relay *r, enum input input, int hold, int hint, int count,
-    const regex_t *on, const regex_t *stop)
+relay_init(struct relay *r, enum input input, int hold, int hold_all,
+    int hint, int count, const regex_t *on, const regex_t *stop)
 {
 	r->on = on;
 	r->stop = stop;
@@ -316,11 +326,13 @@ relay_init(struct relay *r, enum input input, int hold, int hint, int count,
 	r->cut = r->spill_error = 0;
 	r->copy_spliced = r->child_full = 0;
 	r->copy = r->to_child = r->held = -1;
+	r->hold_all = hold_all;
+	r->seg_start = 0;
 	r->released = r->scanning = 0;
 	r->copied = r->fed = r->scanned = 0;
 	r->feed_off = r->feed_len = 0;
 	r->sink[0] = r->sink[1] = r->sink[2] = SINK_SMALL;
-	init_count(r, count && !hold);
+	init_count(r, count && !hold && hold_all == -1);
 	if (hold || hint || r->count_out || on != NULL || stop != NULL) {
 		r->sink[STDOUT_FILENO] = sink_of(STDOUT_FILENO);
 		r->sink[STDERR_FILENO] = sink_of(STDERR_FILENO);
@@ -362,6 +374,13 @@ relay_prepare(struct relay *r)
 		r->feed_off = r->feed_len = 0;
 		r->child_full = 0;
 	}
+	if (r->hold_all != -1) {
+		/* -Q: both streams into its file, in the order written. */
+		r->child_fd[1] = r->child_fd[2] = r->hold_all;
+		if ((r->seg_start = lseek(r->hold_all, 0, SEEK_CUR)) == -1)
+			return fail(r, "temporary file");
+		return 0;
+	}
 	if (r->held != -1) {
 		/*
 		 * A new file for each attempt: whatever a process that an
@@ -392,7 +411,7 @@ relay_forked(struct relay *r)
 
 	for (i = 0; i < 3; i++) {
 		if (r->child_fd[i] != -1 && r->child_fd[i] != r->held &&
-		    close(r->child_fd[i]) == -1)
+		    r->child_fd[i] != r->hold_all && close(r->child_fd[i]) == -1)
 			return fail(r, "close");
 		r->child_fd[i] = -1;
 	}
@@ -929,14 +948,17 @@ run_pump(struct relay *r, struct pump *p, const struct pollfd *fds, int nfds)
 	return pass(r, p);
 }
 
-/* --buffer-stdout with patterns: one chunk of the held output matched. */
+/*
+ * --buffer-stdout or -Q with patterns (or -Q with --hint-from-stderr):
+ * one chunk of the attempt's held output matched.
+ */
 static int
 scan_held(struct relay *r)
 {
 	ssize_t n = 0;
 
-	if (wants_lines(r, &r->out) &&
-	    (n = pread(r->held, r->chunk, sizeof(r->chunk), r->scanned)) > 0) {
+	if (wants_lines(r, &r->out) && (n = pread(r->hold_all != -1 ?
+	    r->hold_all : r->held, r->chunk, sizeof(r->chunk), r->scanned)) > 0) {
 		match_feed(r, &r->out, r->chunk, (size_t)n);
 		r->scanned += n;
 		return 0;
@@ -1021,9 +1043,9 @@ relay_attempt_ended(struct relay *r)
 	    (end = lseek(STDOUT_FILENO, 0, SEEK_CUR)) > r->out_start)
 		r->out_bytes = end - r->out_start;
 	r->out.draining = r->err.draining = 1;
-	if (r->held != -1 && wants_lines(r, &r->out)) {
+	if ((r->held != -1 || r->hold_all != -1) && wants_lines(r, &r->out)) {
 		line_reset(&r->out);
-		r->scanned = 0;
+		r->scanned = r->hold_all != -1 ? r->seg_start : 0;
 		r->scanning = 1;
 	}
 	return 0;

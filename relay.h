@@ -81,6 +81,8 @@ struct relay {
 	off_t		 out_bytes;	/* the attempt put on retry's stdout */
 
 	int		 held;		/* --buffer-stdout: the file, or -1 */
+	int		 hold_all;	/* -Q: the file of both streams, or -1 */
+	off_t		 seg_start;	/* where the attempt's part of it begins */
 	int		 released;	/* the held output has gone out */
 	int		 scanning;	/* it is being matched, from scanned on */
 	off_t		 scanned;
@@ -101,7 +103,7 @@ struct relay {
 	char		 mem[CHUNK];	/* the copy's start, without -I */
 };
 
-int	relay_init(struct relay *, enum input, int, int, int,
+int	relay_init(struct relay *, enum input, int, int, int, int,
 	    const regex_t *, const regex_t *);
 int	relay_prepare(struct relay *);
 int	relay_forked(struct relay *);

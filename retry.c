@@ -26,6 +26,7 @@
 #include "selfpipe.h"
 #include "relay.h"
 #include "event.h"
+#include "cron.h"
 #include "gate.h"
 #include "hooks.h"
 #include "outcome.h"
@@ -59,6 +60,7 @@ static struct relay	 io;		/* the attempts' stdio */
 static void (*const listeners[])(const struct event *) = {
 	report_event,
 	metrics_event,
+	cron_event,	/* before say: it shows what it held, then the last line */
 	say_event,
 };
 
@@ -239,6 +241,7 @@ clean_up(void)
 	hint_close();
 	report_drop();
 	metrics_drop();
+	cron_drop();
 }
 
 /*
@@ -267,7 +270,7 @@ open_hint_channel(void)
 static enum outcome
 begin_run(const struct policy *p, struct run *r)
 {
-	int outer;
+	int outer, hold_all = -1;
 
 	if (p->replay_stdin && isatty(STDIN_FILENO))
 		fatalx("--replay-stdin: standard input is a terminal");
@@ -282,10 +285,15 @@ begin_run(const struct policy *p, struct run *r)
 	r->deadline = find_deadline(p->deadline, r->start, &outer);
 	export_environment(p->key, p->argv, p->attempts, r->deadline, outer);
 	r->key = getenv("RETRY_IDEMPOTENCY_KEY");
+	/* -Q: retry's lines are held with the output, from the first on. */
+	if (p->quiet_unless_failed && (hold_all = cron_start()) != -1) {
+		msg_to(hold_all);
+		r->holding = 1;
+	}
 	tell_kind(RUN_BEGINS, p, r);
 	open_hint_channel();
 	if (relay_init(&io, p->share_stdin ? INPUT_SHARED : p->replay_stdin ?
-	    INPUT_REPLAYED : INPUT_BOUNDED, p->buffer_stdout,
+	    INPUT_REPLAYED : INPUT_BOUNDED, p->buffer_stdout, hold_all,
 	    p->hint_from_stderr, p->attempts != 1,
 	    p->on_output.set ? &p->on_output.re : NULL,
 	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)

@@ -20,6 +20,7 @@ struct run {
 	int64_t		 start, deadline;	/* monotonic ns; NEVER: none */
 	int64_t		 start_real;		/* the start, as real time */
 	const char	*key;			/* the idempotency key */
+	int		 holding;		/* -Q holds the output */
 	struct backoff	 backoff;
 	struct rng	 rng;			/* the schedule's draws */
 	struct rng	 aside;			/* all other draws */

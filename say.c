@@ -115,15 +115,33 @@ say_output_stays(const struct run *r)
 	    r->attempt, (long long)r->out_bytes, r->out_bytes == 1 ? "" : "s");
 }
 
+/* "attempt 2/5 failed with exit 1", for -Q's header of the attempt. */
+const char *
+say_attempt(char *buf, size_t size, const struct policy *p,
+    const struct run *r)
+{
+	char label[64], end[96];
+
+	(void)snprintf(buf, size, "%s %s", attempt_label(label, sizeof(label),
+	    p, r), attempt_end(end, sizeof(end), p, r));
+	return buf;
+}
+
 /*
  * "attempt 1/5 failed with exit 1; next in 0.250s", with what a hint
- * adds, and with -v how the delay was drawn when no hint gave it.
+ * adds, and with -v how the delay was drawn when no hint gave it.  With
+ * -Q the attempt's header in the failure report says it instead.
  */
 static void
 say_retry(const struct policy *p, const struct run *r, const struct event *ev)
 {
 	char label[64], end[96], d[32], ran[32], reset[128] = "";
 
+	if (r->holding) {
+		if (ev->reason == WAIT_BACKOFF)
+			explain_delay(p, ev->step);
+		return;
+	}
 	if (r->reset)
 		(void)snprintf(reset, sizeof(reset), "; it ran %ss, at least "
 		    "--reset-after: attempts and delays start afresh",

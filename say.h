@@ -5,8 +5,15 @@
 #ifndef SAY_H
 #define SAY_H
 
+#include <stddef.h>
+
 #include "event.h"
 
-void	 say_event(const struct event *);
+struct policy;
+struct run;
+
+void		 say_event(const struct event *);
+const char	*say_attempt(char *, size_t, const struct policy *,
+		    const struct run *);
 
 #endif

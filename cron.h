@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * -Q, --quiet-unless-failed, the cron mode: each attempt's output and
+ * retry's lines held in a file, shown only if the run fails; a listener
+ * of the run's events.
+ */
+#ifndef CRON_H
+#define CRON_H
+
+#include "event.h"
+
+int	 cron_start(void);
+void	 cron_event(const struct event *);
+void	 cron_drop(void);
+
+#endif

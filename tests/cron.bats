@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
+# -Q, the cron mode, where cron runs it: env -i PATH=/usr/bin:/bin, no
+# terminal, stdin /dev/null.  A run that succeeds prints nothing at all;
+# one that fails prints every attempt's output under a header, in the
+# order written, then retry's last line.
+load helpers/common
+
+setup() {
+	in_test_dir
+}
+
+teardown() {
+	kill_later
+}
+
+# cron ARGS...: retry ARGS... as cron runs it, stdout and stderr apart.
+cron() {
+	run --separate-stderr env -i PATH=/usr/bin:/bin TMPDIR="$TMPDIR" \
+	    "$RETRY" "$@" </dev/null
+}
+
+# An attempt that writes to both streams, in turns, then fails but the
+# third time.
+STEPS='echo "out $RETRY_ATTEMPT a"; echo "err $RETRY_ATTEMPT b" >&2; echo "out $RETRY_ATTEMPT c"; [ "$RETRY_ATTEMPT" -ge 3 ]'
+
+@test "-Q: a run that succeeds after failures prints nothing at all, and exits 0" {
+	cron -Q -n 5 -b 1ms -v sh -c "$STEPS"
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "" ]
+	[ "$(tmp_files)" = "" ]
+}
+
+@test "-Q: a run that fails prints each attempt's header and output in the order written, then the last line" {
+	cron -Q -n 2 -b 10ms -j none sh -c "$STEPS"
+	[ "$status" -eq 1 ]
+	[ "$output" = "" ]
+	[ "${#stderr_lines[@]}" -eq 9 ]
+	matches "${stderr_lines[0]}" '^retry: attempt 1/2 failed with exit 1 after [0-9]+\.[0-9]{3}s; next in 0\.010s$'
+	[ "${stderr_lines[1]}" = "out 1 a" ]
+	[ "${stderr_lines[2]}" = "err 1 b" ]
+	[ "${stderr_lines[3]}" = "out 1 c" ]
+	matches "${stderr_lines[4]}" '^retry: attempt 2/2 failed with exit 1 after [0-9]+\.[0-9]{3}s$'
+	[ "${stderr_lines[5]}" = "out 2 a" ]
+	[ "${stderr_lines[6]}" = "err 2 b" ]
+	[ "${stderr_lines[7]}" = "out 2 c" ]
+	[ "${stderr_lines[8]}" = "retry: attempt 2/2 failed with exit 1; giving up: no attempts left" ]
+	[ "$(tmp_files)" = "" ]
+}
+
+@test "-Q: a hint's wait and a killed attempt are in their headers; -q keeps the headers and the output only" {
+	cron -Q -q -n 2 -b 10ms -j none sh -c 'echo 20ms >"$RETRY_AFTER_FILE"; echo hi; kill -TERM $$'
+	[ "$status" -eq 143 ]
+	[ "${#stderr_lines[@]}" -eq 4 ]
+	matches "${stderr_lines[0]}" '^retry: attempt 1/2 killed by SIGTERM after [0-9.]+s; next in 0\.02[0-9]s \(Retry-After 0\.020s\)$'
+	[ "${stderr_lines[1]}" = hi ]
+	matches "${stderr_lines[2]}" '^retry: attempt 2/2 killed by SIGTERM after [0-9.]+s$'
+	[ "${stderr_lines[3]}" = hi ]
+}
+
+@test "-Q: SIGTERM during the run prints what was held, and retry dies of SIGTERM" {
+	env -i PATH=/usr/bin:/bin TMPDIR="$TMPDIR" "$RETRY" -Q -n 5 -b 10s \
+	    sh -c 'echo "held $RETRY_ATTEMPT"; touch ran; exit 1' \
+	    </dev/null >out 2>err 3>&- &
+	local pid=$!
+	later "$pid"
+	wait_for ran
+	sleep 0.2	# into the delay of 5 to 10 s
+	kill -TERM "$pid"
+	local status=0
+	wait "$pid" || status=$?
+	[ "$status" -eq 143 ]
+	cat err
+	matches "$(sed -n 1p err)" '^retry: attempt 1/5 failed with exit 1 after [0-9.]+s; next in [0-9.]+s$'
+	[ "$(sed -n 2p err)" = "held 1" ]
+	[ "$(sed -n 3p err)" = "retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIGTERM" ]
+	[ "$(wc -l <err)" -eq 3 ]
+	[ ! -s out ]
+}
+
+@test "-Q: hooks and --on-output work as without it; a hook's output is held too" {
+	cron -Q -n 3 -b 1ms --on-output RETRYME --on-retry 'echo from-hook' \
+	    sh -c '[ "$RETRY_ATTEMPT" = 1 ] && echo RETRYME; exit 0'
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	cron -Q -n 2 -b 1ms --on-retry 'echo from-hook' false
+	[ "$status" -eq 1 ]
+	[ "${stderr_lines[1]}" = "from-hook" ]
+}
+
+@test "-Q: 100 MiB of output is held on disk: retry's memory stays under 4 MiB" {
+	[ -z "${TEST_SANITIZED:-}" ] || skip "memory is measured without sanitizers"
+	local status=0
+	env -i PATH=/usr/bin:/bin TMPDIR="$TMPDIR" "$RETRY" -Q -n 2 -b 1ms \
+	    sh -c 'head -c 104857600 /dev/zero
+		grep VmHWM "/proc/$PPID/status" | tr -s " " >>"$0/hwm"
+		exit 1' "$PWD" </dev/null >out 2>err || status=$?
+	[ "$status" -eq 1 ]
+	cat hwm
+	while read -r _ kb _; do
+		[ "$kb" -lt 4096 ]
+	done <hwm
+	# Both attempts' output came out whole, each after its header.
+	[ "$(grep -a -o 'retry: attempt [12]/2 failed with exit 1 after' err |
+	    wc -l)" -eq 2 ]
+	[ "$(tr -d '\000' <err | wc -c)" -lt 1000 ]
+	[ "$(wc -c <err)" -gt 209715200 ]
+	[ ! -s out ]
+}
+
+@test "-Q with an unusable TMPDIR says so once and lets the output through" {
+	run --separate-stderr env -i PATH=/usr/bin:/bin TMPDIR=/nonexistent \
+	    "$RETRY" -Q -n 2 -b 1ms -j none sh -c 'echo out; exit 1' </dev/null
+	[ "$status" -eq 1 ]
+	[ "$output" = "out
+out" ]
+	[ "${stderr_lines[0]}" = "retry: -Q: no file in /nonexistent, so output passes through: No such file or directory" ]
+	[ "$(grep -c 'no file in' <<<"$stderr")" -eq 1 ]
+	[ "${stderr_lines[1]}" = "retry: attempt 1/2 failed with exit 1; next in 0.001s" ]
+}
+
+@test "-Q and -O both hold the output: a usage error" {
+	run -125 --separate-stderr "$RETRY" -Q -O touch ran
+	[ "$stderr" = "retry: -Q and -O both hold the output: choose one (-Q shows it only when the run fails)" ]
+	[ ! -e ran ]
+}
