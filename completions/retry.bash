@@ -7,12 +7,12 @@
 # Every signal name retry knows is offered, whatever the platform: WINCH
 # and IO are there on Linux, macOS and FreeBSD, PWR on Linux alone, and
 # retry answers a name its platform lacks with "unknown signal".
-_retry_shorts=(-b -c -D -f -h -I -j -K -k -n -O -o -q -s -T -V -v -x)
+_retry_shorts=(-b -c -D -f -h -I -j -K -k -n -O -o -Q -q -s -T -V -v -x)
 _retry_longs=(--attempts --base --budget --buffer-stdout --cap --circuit
 	--circuit-reset --circuit-status --cool --deadline --dry-run --factor
 	--help --hint-from-stderr --jitter --key --kill-after --max-delay
 	--metrics --on --on-giveup --on-output --on-retry --on-success --quiet
-	--replay-stdin --report --reset-after --seed --share-stdin --signal
+	--quiet-unless-failed --replay-stdin --report --reset-after --seed --share-stdin --signal
 	--splay --stop-on --stop-on-output --store --store-fail
 	--store-timeout --timeout --trip --verbose --version)
 _retry_jitters=(none full equal decorrelated)

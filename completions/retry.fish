@@ -13,7 +13,7 @@ function __retry_takes_value
         reset-after seed signal splay stop-on stop-on-output \
         store store-fail store-timeout timeout trip
     set -l all $valued buffer-stdout dry-run help hint-from-stderr quiet \
-        replay-stdin share-stdin verbose version
+        quiet-unless-failed replay-stdin share-stdin verbose version
     if contains -- $name $all
         contains -- $name $valued
         return
@@ -166,6 +166,7 @@ complete -c retry -n $cond -s O -l buffer-stdout -d "Hold each attempt's output;
 # Messages.
 complete -c retry -n $cond -l dry-run -d 'Print the delay schedule and exit'
 complete -c retry -n $cond -s q -l quiet -d "Print only usage errors and retry's own failures"
+complete -c retry -n $cond -s Q -l quiet-unless-failed -d "Print nothing if the run succeeds; each attempt's output if it fails"
 complete -c retry -n $cond -s v -l verbose -d 'Also print the policy, delay origins, a summary'
 complete -c retry -n $cond -s h -l help -d 'Print help and exit'
 complete -c retry -n $cond -s V -l version -d 'Print the version and exit'
