@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "backoff.h"
+#include "ci.h"
 #include "clock.h"
 #include "hint.h"
 #include "scratch.h"
@@ -59,6 +60,7 @@ static struct relay	 io;		/* the attempts' stdio */
 static void (*const listeners[])(const struct event *) = {
 	report_event,
 	metrics_event,
+	ci_event,	/* before say: a retry's message follows its group */
 	say_event,
 };
 
@@ -239,6 +241,7 @@ clean_up(void)
 	hint_close();
 	report_drop();
 	metrics_drop();
+	ci_drop();
 }
 
 /*
@@ -275,6 +278,7 @@ begin_run(const struct policy *p, struct run *r)
 		report_start(p->report);
 	if (p->metrics != NULL)
 		metrics_start(p->metrics);
+	ci_start(p);
 	if (atexit(clean_up) != 0)
 		fatal("atexit");
 	r->start = monotonic_now();
