@@ -8,9 +8,9 @@
 # and IO are there on Linux, macOS and FreeBSD, PWR on Linux alone, and
 # retry answers a name its platform lacks with "unknown signal".
 _retry_shorts=(-b -c -D -f -h -I -j -K -k -n -O -o -q -s -T -V -v -x)
-_retry_longs=(--attempts --base --budget --buffer-stdout --cap --circuit
-	--circuit-reset --circuit-status --cool --deadline --dry-run --factor
-	--help --jitter --key --kill-after --max-delay --metrics --on
+_retry_longs=(--attempts --base --budget --buffer-stdout --cap --ci
+	--circuit --circuit-reset --circuit-status --cool --deadline --dry-run
+	--factor --help --jitter --key --kill-after --max-delay --metrics --on
 	--on-giveup --on-output --on-retry --on-success --quiet
 	--replay-stdin --report --reset-after --seed --signal --splay --stop-on
 	--stop-on-output --store --store-fail --store-timeout --timeout --trip
@@ -53,11 +53,11 @@ _retry_long()
 _retry_takes_value()
 {
 	case $1 in
-	-[bcDfjKknosTx] | --attempts | --base | --budget | --cap | --circuit | \
-	--circuit-reset | --circuit-status | --cool | --deadline | --factor | \
-	--jitter | --key | --kill-after | --max-delay | --metrics | --on | \
-	--on-giveup | --on-output | --on-retry | --on-success | --report | \
-	--reset-after | --seed | --signal | --splay | --stop-on | \
+	-[bcDfjKknosTx] | --attempts | --base | --budget | --cap | --ci | \
+	--circuit | --circuit-reset | --circuit-status | --cool | --deadline | \
+	--factor | --jitter | --key | --kill-after | --max-delay | --metrics | \
+	--on | --on-giveup | --on-output | --on-retry | --on-success | \
+	--report | --reset-after | --seed | --signal | --splay | --stop-on | \
 	--stop-on-output | --store | --store-fail | --store-timeout | \
 	--timeout | --trip)
 		return 0 ;;
@@ -110,6 +110,8 @@ _retry_values()
 		_retry_add "$2" "$3" "${_retry_jitters[@]}" ;;
 	--store-fail)
 		_retry_add "$2" "$3" open closed ;;
+	--ci)
+		_retry_add "$2" "$3" none github gitlab auto ;;
 	-s | --signal)
 		# retry takes names with or without SIG, in any case: follow
 		# what was typed.
