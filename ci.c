@@ -13,9 +13,9 @@
  * - A group opens when an attempt starts and closes at the first wait or
  *   end of the run that follows, not when the attempt ends: with -O a
  *   retried attempt's output is released after its end, just before the
- *   wait.  This listener hears each event before the messages do, so
- *   retry's "attempt 1/5 failed ...; next in" comes after the group, in
- *   sight when the group is folded.
+ *   wait.  This listener hears each event first, so retry's "attempt
+ *   1/5 failed ...; next in" (and a report to stderr) comes after the
+ *   group, in sight when the group is folded.
  * - Inside a GitHub group, workflow commands are off (::stop-commands::)
  *   with a token that no attempt can know: SHA-256 of a secret from the
  *   kernel that retry never shows, and the attempt's number.  So nothing
@@ -57,6 +57,7 @@ static long		 group;		/* the open group's attempt, or 0 */
 static int		 statuses[KEPT];	/* of the first attempts */
 static long		 ended;		/* attempts that ended */
 static const char	*summary, *outputs;	/* GitHub's files, or NULL */
+static char		 summary_path[PATH_MAX], output_path[PATH_MAX];
 
 /*
  * An attempt or a hook of an outer retry, which marks them with
@@ -80,13 +81,25 @@ is_true(const char *name)
 	return v != NULL && strcmp(v, "true") == 0;
 }
 
-/* A file the runner gave in name, or NULL when unset or empty. */
+/*
+ * A copy of the file that the runner gave in name (setenv(3) may move
+ * what getenv(3) returned), or NULL when unset or empty.  One too long to
+ * be a path could never be opened: its warning comes now.
+ */
 static const char *
-file_variable(const char *name)
+file_variable(const char *name, char *buf, size_t size)
 {
 	const char *v = getenv(name);
 
-	return v != NULL && *v != '\0' ? v : NULL;
+	if (v == NULL || *v == '\0')
+		return NULL;
+	if (strlen(v) >= size) {
+		errno = ENAMETOOLONG;
+		warning("%s", name);
+		return NULL;
+	}
+	memcpy(buf, v, strlen(v) + 1);
+	return buf;
 }
 
 /*
@@ -105,8 +118,10 @@ ci_start(const struct policy *p)
 	if (format != CI_GITHUB)
 		return;
 	random_secret_bytes(secret);
-	summary = file_variable("GITHUB_STEP_SUMMARY");
-	outputs = file_variable("GITHUB_OUTPUT");
+	summary = file_variable("GITHUB_STEP_SUMMARY", summary_path,
+	    sizeof(summary_path));
+	outputs = file_variable("GITHUB_OUTPUT", output_path,
+	    sizeof(output_path));
 }
 
 /* Text of ours, made whole in a buffer and written in one write(2). */

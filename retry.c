@@ -58,9 +58,9 @@ static struct relay	 io;		/* the attempts' stdio */
  * first, so that they are whole before the messages' last line.
  */
 static void (*const listeners[])(const struct event *) = {
+	ci_event,	/* before all: what they say follows the attempt's group */
 	report_event,
 	metrics_event,
-	ci_event,	/* before say: a retry's message follows its group */
 	say_event,
 };
 

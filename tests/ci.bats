@@ -91,8 +91,10 @@ EOF
 	[ "$(honored <(echo "$stderr") | grep -v group | tokens)" = \
 	    "::error title=sh -c exit 3::gave up after 2 attempts in T s, outcome attempts_exhausted (exit statuses 3, 3)" ]
 	[ "$(tail -n 1 <<<"$stderr")" = "retry: attempt 2/2 failed with exit 3; giving up: no attempts left" ]
-	run -0 --separate-stderr "$RETRY" -q true
-	[ "$(tokens <<<"$stderr")" = "$(printf '::group::attempt 1/5\n::stop-commands::TOKEN\n\n::TOKEN::\n::endgroup::')" ]
+	# A report to stderr follows the group: in sight when it is folded.
+	run -0 --separate-stderr "$RETRY" -q --report - true
+	[ "$(tokens <<<"$stderr" | sed -n 1,6p)" = "$(printf '::group::attempt 1/5\n::stop-commands::TOKEN\n\n::TOKEN::\n::endgroup::\n{')" ]
+	[ "$(honored <(echo "$stderr") | grep -vc group)" -eq 0 ]
 	# A status that is not retried: an error after one attempt.
 	run -2 --separate-stderr "$RETRY" -x 2 sh -c 'exit 2'
 	[ "$(honored <(echo "$stderr") | grep -c '^::error title=sh -c exit 2::gave up after 1 attempt in [0-9.]* s, outcome not_retryable (exit status 2)$')" -eq 1 ]
@@ -245,6 +247,11 @@ retry: GITHUB_OUTPUT '$PWD/none/o': No such file or directory" ]
 	run -0 --separate-stderr env GITHUB_STEP_SUMMARY= GITHUB_OUTPUT= \
 	    "$RETRY" -q true
 	[ "$(grep -c '^retry:' <<<"$stderr")" -eq 0 ]
+	# One too long to be a path.
+	run -0 --separate-stderr env GITHUB_OUTPUT="/$(printf '%5000s' | tr ' ' x)" \
+	    "$RETRY" -q true
+	[[ $(grep "^retry:" <<<"$stderr") == "retry: GITHUB_OUTPUT: "* ]]
+	[ "$(grep -c "^retry:" <<<"$stderr")" -eq 1 ]
 	# A FIFO with no reader cannot hold retry.
 	mkfifo fifo
 	run -0 --separate-stderr env GITHUB_OUTPUT="$PWD/fifo" "$RETRY" -q true
