@@ -207,7 +207,7 @@ make_token(long n)
 	static const char hex[] = "0123456789abcdef";
 	unsigned char h[32], num[8];
 	struct sha256 s;
-	int i;
+	size_t i;
 
 	for (i = 0; i < 8; i++)
 		num[i] = (unsigned char)((uint64_t)n >> (56 - 8 * i));
