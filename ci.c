@@ -21,6 +21,9 @@
  *   kernel that retry never shows, and the attempt's number.  So nothing
  *   an attempt prints can annotate, set an output or end the group;
  *   retry's own lines are the only commands.
+ * - What retry puts in them is escaped as GitHub's toolkit does, and a
+ *   message's ":" too, so no "::" is left; the command, in the title, is
+ *   first made one line as retry's messages make it (msg.c's escape()).
  */
 #include "compat.h"	/* first: the feature macros */
 
