@@ -222,6 +222,20 @@ fatalx(const char *fmt, ...)
 	exit(EXIT_OWN_FAILURE);
 }
 
+/*
+ * Text of retry's own that is not a message (ci.c's lines for a CI log),
+ * written as it is, as a message is: whole, never holding retry back.
+ * The caller has made its bytes safe; -q does not hide it.
+ */
+void
+msg_put(const char *text, size_t len)
+{
+	int saved = errno;
+
+	(void)write_stderr(text, len);	/* dropped as a message would be */
+	errno = saved;
+}
+
 /* stdout is checked once at the end, so that a full disk is an error. */
 int
 close_stdout(void)

@@ -22,7 +22,8 @@ enum {
 	OPT_REPORT, OPT_SPLAY, OPT_CIRCUIT, OPT_TRIP, OPT_COOL, OPT_BUDGET,
 	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_RESET, OPT_STORE, OPT_STORE_TIMEOUT,
 	OPT_STORE_FAIL, OPT_METRICS, OPT_ON_RETRY, OPT_ON_GIVEUP,
-	OPT_ON_SUCCESS, OPT_RESET_AFTER, OPT_HINT_FROM_STDERR, OPT_SHARE_STDIN
+	OPT_ON_SUCCESS, OPT_RESET_AFTER, OPT_HINT_FROM_STDERR, OPT_SHARE_STDIN,
+	OPT_CI
 };
 
 /*
@@ -72,6 +73,8 @@ const char help_text[] =
     "  -v, --verbose         also print the policy, each delay's origin, a summary\n"
     "  -h, --help            print this help and exit\n"
     "  -V, --version         print the version and exit\n"
+    "      --ci FORMAT       fold attempts in a CI log and annotate the run:\n"
+    "                        none, github, gitlab or auto (auto)\n"
     "Dry run, report and metrics:\n"
     "      --dry-run         print the delay schedule and exit, running nothing\n"
     "      --report FILE     write a JSON report of the run to FILE (- for stderr)\n"
@@ -93,6 +96,7 @@ static const struct option longopts[] = {
 	{ "budget",	required_argument,	NULL, OPT_BUDGET },
 	{ "buffer-stdout", no_argument,		NULL, 'O' },
 	{ "cap",	required_argument,	NULL, 'c' },
+	{ "ci",		required_argument,	NULL, OPT_CI },
 	{ "circuit",	required_argument,	NULL, OPT_CIRCUIT },
 	{ "circuit-reset", required_argument,	NULL, OPT_CIRCUIT_RESET },
 	{ "circuit-status", required_argument,	NULL, OPT_CIRCUIT_STATUS },
@@ -337,6 +341,24 @@ parse_budget(const char *arg, struct policy *p)
 	    "invalid budget (N/DUR)" : NULL;
 }
 
+/* --ci: none, github, gitlab or auto. */
+static const char *
+parse_ci(const char *arg, enum ci_format *ci)
+{
+	static const char *const names[] = {
+		[CI_AUTO] = "auto", [CI_NONE] = "none", [CI_GITHUB] = "github",
+		[CI_GITLAB] = "gitlab",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(arg, names[i]) == 0) {
+			*ci = (enum ci_format)i;
+			return NULL;
+		}
+	return "must be none, github, gitlab or auto";
+}
+
 static const char *
 take_value(int c, const char *arg, struct policy *p, struct codes *on)
 {
@@ -393,6 +415,8 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 		    "must not be empty (a command for /bin/sh -c)" : NULL;
 	case OPT_RESET_AFTER:
 		return positive_duration(arg, &p->reset_after);
+	case OPT_CI:
+		return parse_ci(arg, &p->ci);
 	case OPT_CIRCUIT:
 	case OPT_CIRCUIT_STATUS:
 	case OPT_CIRCUIT_RESET:

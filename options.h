@@ -16,6 +16,7 @@
 
 enum parsed { PARSED_RUN, PARSED_HELP, PARSED_VERSION, PARSED_ERROR };
 enum circuit_command { CIRCUIT_RUN, CIRCUIT_STATUS, CIRCUIT_RESET };
+enum ci_format { CI_AUTO, CI_NONE, CI_GITHUB, CI_GITLAB };	/* --ci */
 
 /* The hooks, in the order of --on-retry, --on-giveup and --on-success. */
 enum hook { HOOK_RETRY, HOOK_GIVEUP, HOOK_SUCCESS, NHOOKS };
@@ -47,6 +48,7 @@ struct policy {
 	struct pattern	 on_output, stop_output;
 	const char	*report;	/* file for the JSON report, "-": stderr */
 	const char	*metrics;	/* file for the Prometheus metrics */
+	enum ci_format	 ci;		/* --ci; CI_AUTO: from the environment */
 	const char	*hooks[NHOOKS];	/* --on-retry, --on-giveup, --on-success */
 	int64_t		 reset_after;	/* ns; 0: never */
 	int64_t		 splay;		/* ns; 0: none */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The kernel's randomness, read once for the whole run: the generator's
- * seed, a new idempotency key and the hint file's nonce.
+ * seed, a new idempotency key, the hint file's nonce and the CI logs'
+ * secret.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -18,11 +19,12 @@
 #include "msg.h"
 #include "random.h"
 
-/* What a run draws, in one call: the seed, the key, the nonce. */
+/* What a run draws, in one call: the seed, the key, the nonce, the secret. */
 #define SEED_AT		0	/* 8 bytes */
 #define KEY_AT		8	/* 16 bytes */
 #define NONCE_AT	24	/* 8 bytes */
-static unsigned char	 entropy[32];
+#define SECRET_AT	32	/* 16 bytes */
+static unsigned char	 entropy[48];
 static int		 have_entropy;
 
 /*
@@ -68,6 +70,17 @@ random_key_bytes(unsigned char u[16])
 {
 	kernel_random();
 	memcpy(u, entropy + KEY_AT, 16);
+}
+
+/*
+ * 16 bytes that nothing else is made from and that retry never shows:
+ * what the CI logs' tokens are derived from (ci.c).
+ */
+void
+random_secret_bytes(unsigned char s[16])
+{
+	kernel_random();
+	memcpy(s, entropy + SECRET_AT, 16);
 }
 
 /* The 8 bytes of the draw from AT on, as a number. */

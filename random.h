@@ -10,5 +10,6 @@
 uint64_t	 random_seed(void);
 uint64_t	 random_nonce(void);
 void		 random_key_bytes(unsigned char [16]);
+void		 random_secret_bytes(unsigned char [16]);
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "backoff.h"
+#include "ci.h"
 #include "clock.h"
 #include "hint.h"
 #include "scratch.h"
@@ -58,6 +59,7 @@ static struct relay	 io;		/* the attempts' stdio */
  * first, so that they are whole before the messages' last line.
  */
 static void (*const listeners[])(const struct event *) = {
+	ci_event,	/* before all: what they say follows the attempt's group */
 	report_event,
 	metrics_event,
 	cron_event,	/* before say: it shows what it held, then the last line */
@@ -242,6 +244,7 @@ clean_up(void)
 	report_drop();
 	metrics_drop();
 	cron_drop();
+	ci_drop();
 }
 
 /*
@@ -278,6 +281,7 @@ begin_run(const struct policy *p, struct run *r)
 		report_start(p->report);
 	if (p->metrics != NULL)
 		metrics_start(p->metrics);
+	ci_start(p);
 	if (atexit(clean_up) != 0)
 		fatal("atexit");
 	r->start = monotonic_now();

@@ -8,13 +8,14 @@
 # and IO are there on Linux, macOS and FreeBSD, PWR on Linux alone, and
 # retry answers a name its platform lacks with "unknown signal".
 _retry_shorts=(-b -c -D -f -h -I -j -K -k -n -O -o -Q -q -s -T -V -v -x)
-_retry_longs=(--attempts --base --budget --buffer-stdout --cap --circuit
-	--circuit-reset --circuit-status --cool --deadline --dry-run --factor
-	--help --hint-from-stderr --jitter --key --kill-after --max-delay
-	--metrics --on --on-giveup --on-output --on-retry --on-success --quiet
-	--quiet-unless-failed --replay-stdin --report --reset-after --seed --share-stdin --signal
-	--splay --stop-on --stop-on-output --store --store-fail
-	--store-timeout --timeout --trip --verbose --version)
+_retry_longs=(--attempts --base --budget --buffer-stdout --cap --ci
+	--circuit --circuit-reset --circuit-status --cool --deadline --dry-run
+	--factor --help --hint-from-stderr --jitter --key --kill-after
+	--max-delay --metrics --on --on-giveup --on-output --on-retry
+	--on-success --quiet --quiet-unless-failed --replay-stdin --report
+	--reset-after --seed --share-stdin --signal --splay --stop-on
+	--stop-on-output --store --store-fail --store-timeout --timeout --trip
+	--verbose --version)
 _retry_jitters=(none full equal decorrelated)
 _retry_signals=(HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE
 	ALRM TERM CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF SYS
@@ -53,11 +54,11 @@ _retry_long()
 _retry_takes_value()
 {
 	case $1 in
-	-[bcDfjKknosTx] | --attempts | --base | --budget | --cap | --circuit | \
-	--circuit-reset | --circuit-status | --cool | --deadline | --factor | \
-	--jitter | --key | --kill-after | --max-delay | --metrics | --on | \
-	--on-giveup | --on-output | --on-retry | --on-success | --report | \
-	--reset-after | --seed | --signal | --splay | --stop-on | \
+	-[bcDfjKknosTx] | --attempts | --base | --budget | --cap | --ci | \
+	--circuit | --circuit-reset | --circuit-status | --cool | --deadline | \
+	--factor | --jitter | --key | --kill-after | --max-delay | --metrics | \
+	--on | --on-giveup | --on-output | --on-retry | --on-success | \
+	--report | --reset-after | --seed | --signal | --splay | --stop-on | \
 	--stop-on-output | --store | --store-fail | --store-timeout | \
 	--timeout | --trip)
 		return 0 ;;
@@ -110,6 +111,8 @@ _retry_values()
 		_retry_add "$2" "$3" "${_retry_jitters[@]}" ;;
 	--store-fail)
 		_retry_add "$2" "$3" open closed ;;
+	--ci)
+		_retry_add "$2" "$3" none github gitlab auto ;;
 	-s | --signal)
 		# retry takes names with or without SIG, in any case: follow
 		# what was typed.

@@ -7,7 +7,7 @@
 # getopt_long takes an unambiguous abbreviation for the whole name.
 function __retry_takes_value
     set -l name (string replace -r -- '^--' '' $argv[1])
-    set -l valued attempts base budget cap circuit circuit-reset \
+    set -l valued attempts base budget cap ci circuit circuit-reset \
         circuit-status cool deadline factor jitter key kill-after max-delay \
         metrics on on-giveup on-output on-retry on-success report \
         reset-after seed signal splay stop-on stop-on-output \
@@ -170,6 +170,7 @@ complete -c retry -n $cond -s Q -l quiet-unless-failed -d "Print nothing if the 
 complete -c retry -n $cond -s v -l verbose -d 'Also print the policy, delay origins, a summary'
 complete -c retry -n $cond -s h -l help -d 'Print help and exit'
 complete -c retry -n $cond -s V -l version -d 'Print the version and exit'
+complete -c retry -n $cond -l ci -xa "none\t'no groups, annotations or files' github\t'GitHub Actions' gitlab\t'GitLab CI' auto\t'from GITHUB_ACTIONS or GITLAB_CI'" -d 'Fold attempts in a CI log, annotate the run (auto)'
 complete -c retry -n $cond -l report -rF -d 'Write a JSON report of the run to FILE (- for stderr)'
 complete -c retry -n $cond -l metrics -rF -d "Write the run's Prometheus metrics to FILE at its end"
 # Hooks.

@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * --ci: each attempt folded in a CI job's log, a GitHub Actions group or a
+ * GitLab CI section, and on GitHub one annotation, a step summary row and
+ * the step's outputs per run.  A listener of the run's events (event.h).
+ *
+ * The choices, which retry(1)'s "CI logs" tells the user:
+ * - Only the outermost retry writes: an outer retry marks its attempts and
+ *   hooks with RETRY_ATTEMPT, and a run that inherits it writes nothing
+ *   for CI, whatever --ci says (GitHub does not nest groups).
+ * - Everything goes to retry's stderr, with its messages: stdout is often
+ *   the command's data (retry curl | jq), and the runners read both.
+ * - A group opens when an attempt starts and closes at the first wait or
+ *   end of the run that follows, not when the attempt ends: with -O a
+ *   retried attempt's output is released after its end, just before the
+ *   wait.  This listener hears each event first, so retry's "attempt
+ *   1/5 failed ...; next in" (and a report to stderr) comes after the
+ *   group, in sight when the group is folded.
+ * - Inside a GitHub group, workflow commands are off (::stop-commands::)
+ *   with a token that no attempt can know: SHA-256 of a secret from the
+ *   kernel that retry never shows, and the attempt's number.  So nothing
+ *   an attempt prints can annotate, set an output or end the group;
+ *   retry's own lines are the only commands.
+ * - What retry puts in them is escaped as GitHub's toolkit does, and a
+ *   message's ":" too, so no "::" is left; the command, in the title, is
+ *   first made one line as retry's messages make it (msg.c's escape()).
+ */
+#include "compat.h"	/* first: the feature macros */
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ci.h"
+#include "clock.h"
+#include "msg.h"
+#include "outcome.h"
+#include "parse.h"
+#include "random.h"
+#include "run.h"
+#include "sha256.h"
+
+#define KEPT		8	/* failed attempts whose statuses are named */
+#define COMMAND_MAX	256	/* bytes of the command line shown */
+#define CI_LINE_MAX	8192	/* one write of ours */
+
+static enum ci_format	 format = CI_NONE;	/* resolved: none, github, gitlab */
+static unsigned char	 secret[16];
+static char		 token[33];	/* the open GitHub group's */
+static long		 group;		/* the open group's attempt, or 0 */
+static int		 statuses[KEPT];	/* of the first attempts */
+static long		 ended;		/* attempts that ended */
+static const char	*summary, *outputs;	/* GitHub's files, or NULL */
+static char		 summary_path[PATH_MAX], output_path[PATH_MAX];
+
+/*
+ * An attempt or a hook of an outer retry, which marks them with
+ * RETRY_ATTEMPT, a number from 1 (as env.c reads it for the key).
+ */
+static int
+under_outer_retry(void)
+{
+	const char *attempt = getenv("RETRY_ATTEMPT");
+	long n;
+
+	return attempt != NULL && parse_count(attempt, LONG_MAX, &n) == NULL &&
+	    n >= 1;
+}
+
+static int
+is_true(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && strcmp(v, "true") == 0;
+}
+
+/*
+ * A copy of the file that the runner gave in name (setenv(3) may move
+ * what getenv(3) returned), or NULL when unset or empty.  One too long to
+ * be a path could never be opened: its warning comes now.
+ */
+static const char *
+file_variable(const char *name, char *buf, size_t size)
+{
+	const char *v = getenv(name);
+
+	if (v == NULL || *v == '\0')
+		return NULL;
+	if (strlen(v) >= size) {
+		errno = ENAMETOOLONG;
+		warning("%s", name);
+		return NULL;
+	}
+	memcpy(buf, v, strlen(v) + 1);
+	return buf;
+}
+
+/*
+ * Settles the format before anything runs: --ci, or with auto the
+ * runner's own variable, GITHUB_ACTIONS or GITLAB_CI set to "true".
+ */
+void
+ci_start(const struct policy *p)
+{
+	if (p->ci == CI_NONE || under_outer_retry())
+		return;
+	format = p->ci;
+	if (format == CI_AUTO)
+		format = is_true("GITHUB_ACTIONS") ? CI_GITHUB :
+		    is_true("GITLAB_CI") ? CI_GITLAB : CI_NONE;
+	if (format != CI_GITHUB)
+		return;
+	random_secret_bytes(secret);
+	summary = file_variable("GITHUB_STEP_SUMMARY", summary_path,
+	    sizeof(summary_path));
+	outputs = file_variable("GITHUB_OUTPUT", output_path,
+	    sizeof(output_path));
+}
+
+/* Text of ours, made whole in a buffer and written in one write(2). */
+static void
+put(const char *fmt, ...)
+{
+	char line[CI_LINE_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n > 0 && (size_t)n < sizeof(line))
+		msg_put(line, (size_t)n);
+}
+
+/*
+ * in as a workflow command's message, or (property) a property's value,
+ * escaped as GitHub's toolkit does: %, CR and LF as %25, %0D and %0A,
+ * and in a property : and , as %3A and %2C.  A message has its : escaped
+ * too, so that no "::" is left anywhere; retry's own words have none.
+ */
+static const char *
+escape_command(char *out, size_t size, const char *in, int property)
+{
+	const char *rep;
+	char one[2] = "";
+	size_t at = 0, len;
+
+	for (; *in != '\0'; in++) {
+		switch (*in) {
+		case '%':
+			rep = "%25";
+			break;
+		case '\r':
+			rep = "%0D";
+			break;
+		case '\n':
+			rep = "%0A";
+			break;
+		case ':':
+			rep = "%3A";
+			break;
+		case ',':
+			rep = property ? "%2C" : ",";
+			break;
+		default:
+			one[0] = *in;
+			rep = one;
+		}
+		if (at + (len = strlen(rep)) >= size)
+			break;
+		memcpy(out + at, rep, len);
+		at += len;
+	}
+	out[at] = '\0';
+	return out;
+}
+
+/* "attempt 2/5", or "attempt 2" with -n 0, as retry's messages say it. */
+static const char *
+attempt_label(char *buf, size_t size, const struct policy *p,
+    const struct run *r)
+{
+	if (p->attempts == 0)
+		(void)snprintf(buf, size, "attempt %ld", r->attempt);
+	else
+		(void)snprintf(buf, size, "attempt %ld/%ld", r->attempt,
+		    p->attempts);
+	return buf;
+}
+
+/*
+ * The token that turns workflow commands back on after attempt n of the
+ * run: 32 hex digits of SHA-256(secret, n).  Each attempt has its own, so
+ * one that read an earlier attempt's in a log cannot use it.
+ */
+static void
+make_token(long n)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char h[32], num[8];
+	struct sha256 s;
+	size_t i;
+
+	for (i = 0; i < 8; i++)
+		num[i] = (unsigned char)((uint64_t)n >> (56 - 8 * i));
+	sha256_init(&s);
+	sha256_add(&s, secret, sizeof(secret));
+	sha256_add(&s, num, sizeof(num));
+	sha256_end(&s, h);
+	for (i = 0; i < 16; i++) {
+		token[2 * i] = hex[h[i] >> 4];
+		token[2 * i + 1] = hex[h[i] & 15];
+	}
+	token[32] = '\0';
+}
+
+/* The group or section of the attempt that starts, folded. */
+static void
+open_group(const struct policy *p, const struct run *r)
+{
+	char label[64], esc[256];
+
+	attempt_label(label, sizeof(label), p, r);
+	group = r->attempts;
+	if (format == CI_GITLAB) {
+		put("\033[0Ksection_start:%lld:retry_attempt_%ld"
+		    "[collapsed=true]\r\033[0K%s\n",
+		    (long long)(realtime_now() / NS_PER_SEC), group, label);
+		return;
+	}
+	make_token(group);
+	put("::group::%s\n::stop-commands::%s\n",
+	    escape_command(esc, sizeof(esc), label, 0), token);
+}
+
+/*
+ * The open group ends.  On GitHub the token's line comes after an empty
+ * one: a last line that the attempt left unfinished on stderr would
+ * otherwise swallow it, and commands would stay off for the whole step.
+ */
+static void
+close_group(void)
+{
+	if (group == 0)
+		return;
+	if (format == CI_GITLAB)
+		put("\033[0Ksection_end:%lld:retry_attempt_%ld\r\033[0K\n",
+		    (long long)(realtime_now() / NS_PER_SEC), group);
+	else
+		put("\n::%s::\n::endgroup::\n", token);
+	group = 0;
+}
+
+/* The statuses of the first KEPT attempts; the rest are only counted. */
+static void
+keep_status(const struct run *r)
+{
+	if (ended < KEPT)
+		statuses[ended] = r->status;
+	ended++;
+}
+
+/* " (exit statuses 1, 1, ...)" for the first n attempts, "" for none. */
+static const char *
+status_list(char *buf, size_t size, long n)
+{
+	size_t at;
+	long i;
+
+	buf[0] = '\0';
+	if (n <= 0)
+		return buf;
+	(void)snprintf(buf, size, " (exit status%s", n == 1 ? "" : "es");
+	for (i = 0; i < n && i < KEPT; i++) {
+		at = strlen(buf);
+		(void)snprintf(buf + at, size - at, "%s %d", i == 0 ? "" : ",",
+		    statuses[i]);
+	}
+	at = strlen(buf);
+	(void)snprintf(buf + at, size - at, "%s)", n > KEPT ? ", ..." : "");
+	return buf;
+}
+
+/* ns as seconds with one decimal: "12.4". */
+static const char *
+tenths(char *buf, size_t size, int64_t ns)
+{
+	(void)snprintf(buf, size, "%lld.%lld", (long long)(ns / NS_PER_SEC),
+	    (long long)(ns % NS_PER_SEC / (NS_PER_SEC / 10)));
+	return buf;
+}
+
+/*
+ * The command line, its words joined by spaces, at most COMMAND_MAX bytes
+ * of it and "..." for the rest, escaped as retry's messages are: one line,
+ * no terminal controls.
+ */
+static const char *
+command_line(char *buf, size_t size, char *const argv[])
+{
+	char raw[COMMAND_MAX] = "";
+	size_t at = 0, len;
+	int i, n, cut = 0;
+
+	for (i = 0; argv[i] != NULL && !cut; i++) {
+		n = snprintf(raw + at, sizeof(raw) - at, "%s%s",
+		    i == 0 ? "" : " ", argv[i]);
+		cut = n < 0 || (size_t)n >= sizeof(raw) - at;
+		at = cut ? sizeof(raw) - 1 : at + (size_t)n;
+	}
+	len = escape(buf, size - 4, raw, at);
+	if (cut)
+		memcpy(buf + len, "...", 4);
+	return buf;
+}
+
+/*
+ * The run's one annotation, titled with the command: a warning when it
+ * passed after failed attempts, an error with its outcome when it did not
+ * pass, nothing for a pass at the first attempt.
+ */
+static void
+annotate(const struct event *ev)
+{
+	const struct run *r = ev->run;
+	char cmd[COMMAND_MAX * 4 + 4], title[sizeof(cmd) * 3], text[512];
+	char esc[sizeof(text) * 3], label[64], t[32], list[128];
+	int passed = ev->status == 0;
+
+	if (passed && r->attempts <= 1)
+		return;
+	tenths(t, sizeof(t), monotonic_now() - r->start);
+	status_list(list, sizeof(list), passed ? ended - 1 : ended);
+	if (passed)
+		(void)snprintf(text, sizeof(text), "passed on %s after %s s%s",
+		    attempt_label(label, sizeof(label), ev->policy, r), t, list);
+	else
+		(void)snprintf(text, sizeof(text), "gave up after %ld attempt%s "
+		    "in %s s, outcome %s%s", r->attempts,
+		    r->attempts == 1 ? "" : "s", t, outcome_table[r->why].key,
+		    list);
+	command_line(cmd, sizeof(cmd), ev->policy->argv);
+	put("::%s title=%s::%s\n", passed ? "warning" : "error",
+	    escape_command(title, sizeof(title), cmd, 1),
+	    escape_command(esc, sizeof(esc), text, 0));
+}
+
+/*
+ * Opens the file that variable name gave, to append to it; -1 and one
+ * warning when it cannot.  O_NONBLOCK: a FIFO there cannot hold retry.
+ * A symbolic link is refused for now; retry will have one rule for the
+ * links of every file it writes (a later issue).
+ */
+static int
+open_append(const char *name, const char *path)
+{
+	struct stat st;
+	int fd, saved;
+
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK |
+	    O_NOFOLLOW);
+	if (fd >= 0)
+		return fd;
+	saved = errno;
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		warningx("%s '%s': a symbolic link, not followed", name, path);
+	else {
+		errno = saved;
+		warning("%s '%s'", name, path);
+	}
+	return -1;
+}
+
+/* text in one write(2), then fd closed; one warning if either fails. */
+static void
+write_whole(const char *name, const char *path, int fd, const char *text,
+    size_t len)
+{
+	ssize_t n;
+
+	while ((n = write(fd, text, len)) == -1 && errno == EINTR)
+		;
+	if (n == -1)
+		warning("%s '%s'", name, path);
+	else if ((size_t)n != len)
+		warningx("%s '%s': written in part", name, path);
+	if (close(fd) == -1 && n == (ssize_t)len)
+		warning("%s '%s'", name, path);
+}
+
+/*
+ * in as a Markdown table cell: the punctuation that Markdown or a table
+ * reads (|, `, *, _, [, ], <, >, ~, &, #, $, \) behind a backslash.
+ */
+static const char *
+markdown_cell(char *out, size_t size, const char *in)
+{
+	size_t at = 0;
+
+	for (; *in != '\0' && at + 2 < size; in++) {
+		if (strchr("\\|`*_[]<>~&#$", *in) != NULL)
+			out[at++] = '\\';
+		out[at++] = *in;
+	}
+	out[at] = '\0';
+	return out;
+}
+
+/*
+ * A row of the step summary's table: command, attempts, outcome, time;
+ * with the table's header when the file is empty.
+ */
+static void
+add_summary_row(const struct event *ev)
+{
+	const struct run *r = ev->run;
+	char cmd[COMMAND_MAX * 4 + 4], cell[sizeof(cmd) * 2], t[32];
+	char text[sizeof(cell) + 256];
+	struct stat st;
+	int fd;
+
+	if (summary == NULL ||
+	    (fd = open_append("GITHUB_STEP_SUMMARY", summary)) == -1)
+		return;
+	command_line(cmd, sizeof(cmd), ev->policy->argv);
+	(void)snprintf(text, sizeof(text), "%s| %s | %ld | %s | %s s |\n",
+	    fstat(fd, &st) == 0 && st.st_size == 0 ?
+	    "| command | attempts | outcome | time |\n"
+	    "| --- | --- | --- | --- |\n" : "",
+	    markdown_cell(cell, sizeof(cell), cmd), r->attempts,
+	    outcome_table[r->why].key,
+	    tenths(t, sizeof(t), monotonic_now() - r->start));
+	write_whole("GITHUB_STEP_SUMMARY", summary, fd, text, strlen(text));
+}
+
+/*
+ * The step's outputs, for a later step: attempts, exit-status, outcome.
+ * A value with a line break would forge another output: none can have
+ * one (numbers, a key of outcome.c's table), and that is checked.
+ */
+static void
+set_outputs(const struct event *ev)
+{
+	const char *key = outcome_table[ev->run->why].key;
+	char text[256];
+	int fd;
+
+	if (outputs == NULL || strpbrk(key, "\r\n") != NULL ||
+	    (fd = open_append("GITHUB_OUTPUT", outputs)) == -1)
+		return;
+	(void)snprintf(text, sizeof(text), "attempts=%ld\nexit-status=%d\n"
+	    "outcome=%s\n", ev->run->attempts, ev->status, key);
+	write_whole("GITHUB_OUTPUT", outputs, fd, text, strlen(text));
+}
+
+/* The listener: groups around attempts; on GitHub, the run's end told. */
+void
+ci_event(const struct event *ev)
+{
+	if (format == CI_NONE)
+		return;
+	switch (ev->kind) {
+	case ATTEMPT_STARTS:
+		close_group();
+		open_group(ev->policy, ev->run);
+		break;
+	case ATTEMPT_ENDS:
+		keep_status(ev->run);
+		break;
+	case WAIT_BEGINS:
+		close_group();
+		break;
+	case RUN_ENDS:
+		close_group();
+		if (format != CI_GITHUB)
+			break;
+		annotate(ev);
+		add_summary_row(ev);
+		set_outputs(ev);
+		break;
+	case RUN_BEGINS:
+	case CIRCUIT_CHANGES:
+		break;
+	}
+}
+
+/* On a way out that never came to RUN_ENDS: commands are turned back on. */
+void
+ci_drop(void)
+{
+	if (format != CI_NONE)
+		close_group();
+}
