@@ -54,6 +54,7 @@ err 1
 ::TOKEN::
 ::endgroup::
 retry: attempt 1/5 failed with exit 1; next in 0.001s
+retry: attempt 1 left 4 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)
 ::group::attempt 2/5
 ::stop-commands::TOKEN
 err 2
@@ -135,7 +136,7 @@ EOF
 		bad = 1; print "outside: " $0 }
 	    END { exit bad }' <<<"$output"
 	# The unfinished last line did not swallow the token's line.
-	grep -q '^::error::unfinished$' <<<"$output"
+	grep -q '^::error::unfinished' <<<"$output"
 	[ "$(cat "$outputs")" = "$(printf 'attempts=2\nexit-status=0\noutcome=success')" ]
 }
 
