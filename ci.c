@@ -42,11 +42,13 @@
 
 #include "ci.h"
 #include "clock.h"
+#include "env.h"
 #include "msg.h"
 #include "outcome.h"
 #include "parse.h"
 #include "random.h"
 #include "run.h"
+#include "say.h"
 #include "sha256.h"
 
 #define KEPT		8	/* failed attempts whose statuses are named */
@@ -61,20 +63,6 @@ static int		 statuses[KEPT];	/* of the first attempts */
 static long		 ended;		/* attempts that ended */
 static const char	*summary, *outputs;	/* GitHub's files, or NULL */
 static char		 summary_path[PATH_MAX], output_path[PATH_MAX];
-
-/*
- * An attempt or a hook of an outer retry, which marks them with
- * RETRY_ATTEMPT, a number from 1 (as env.c reads it for the key).
- */
-static int
-under_outer_retry(void)
-{
-	const char *attempt = getenv("RETRY_ATTEMPT");
-	long n;
-
-	return attempt != NULL && parse_count(attempt, LONG_MAX, &n) == NULL &&
-	    n >= 1;
-}
 
 static int
 is_true(const char *name)
@@ -186,19 +174,6 @@ escape_command(char *out, size_t size, const char *in, int property)
 	return out;
 }
 
-/* "attempt 2/5", or "attempt 2" with -n 0, as retry's messages say it. */
-static const char *
-attempt_label(char *buf, size_t size, const struct policy *p,
-    const struct run *r)
-{
-	if (p->attempts == 0)
-		(void)snprintf(buf, size, "attempt %ld", r->attempt);
-	else
-		(void)snprintf(buf, size, "attempt %ld/%ld", r->attempt,
-		    p->attempts);
-	return buf;
-}
-
 /*
  * The token that turns workflow commands back on after attempt n of the
  * run: 32 hex digits of SHA-256(secret, n).  Each attempt has its own, so
@@ -231,7 +206,7 @@ open_group(const struct policy *p, const struct run *r)
 {
 	char label[64], esc[256];
 
-	attempt_label(label, sizeof(label), p, r);
+	say_label(label, sizeof(label), p, r);
 	group = r->attempts;
 	if (format == CI_GITLAB) {
 		put("\033[0Ksection_start:%lld:retry_attempt_%ld"
@@ -344,7 +319,7 @@ annotate(const struct event *ev)
 	status_list(list, sizeof(list), passed ? ended - 1 : ended);
 	if (passed)
 		(void)snprintf(text, sizeof(text), "passed on %s after %s s%s",
-		    attempt_label(label, sizeof(label), ev->policy, r), t, list);
+		    say_label(label, sizeof(label), ev->policy, r), t, list);
 	else
 		(void)snprintf(text, sizeof(text), "gave up after %ld attempt%s "
 		    "in %s s, outcome %s%s", r->attempts,

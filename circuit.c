@@ -453,24 +453,6 @@ read_record(struct circuit *c, struct record *r, int *corrupt, int writing)
 	return 0;
 }
 
-/* write(2) all of buf; a short write goes on, and says why it stopped. */
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = write(fd, buf, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * A record of a page at most, over the old one in place: one write from
  * its start, padded with newlines to the old length.  The kernel copies a

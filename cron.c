@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cron.h"
+#include "fd.h"
 #include "msg.h"
 #include "parse.h"
 #include "run.h"
@@ -66,24 +67,6 @@ spool_end(void)
 	if (end == -1)
 		fatal("-Q: temporary file");
 	return end;
-}
-
-/* write(2) of all of buf to fd; -1 with errno. */
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = write(fd, buf, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /*

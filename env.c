@@ -68,7 +68,7 @@ derived_key(char *buf, size_t size, const char *inherited,
  * marks its attempts with RETRY_ATTEMPT, a number from 1.  A key that
  * came without it is a caller's own, which the caller meant to be used.
  */
-static int
+int
 under_outer_retry(void)
 {
 	const char *attempt = getenv("RETRY_ATTEMPT");

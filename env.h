@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+int		 under_outer_retry(void);
 int64_t		 find_deadline(int64_t, int64_t, int *);
 void		 export(const char *, const char *);
 void		 export_environment(const char *, char *const [], long, int64_t,

@@ -84,3 +84,21 @@ open_dir(int parent, const char *name, int make, int *link)
 	}
 	return fd;
 }
+
+/* write(2) all of buf; a short write goes on, and says why it stopped. */
+int
+write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = write(fd, buf, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

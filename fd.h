@@ -5,9 +5,12 @@
 #ifndef FD_H
 #define FD_H
 
+#include <stddef.h>
+
 int		 fd_keep(int);
 int		 new_pipe(int [2]);
 int		 nonblocking(int);
 int		 open_dir(int, const char *, int, int *);
+int		 write_all(int, const char *, size_t);
 
 #endif

@@ -45,8 +45,8 @@ say_policy(const struct policy *p, const struct run *r)
 }
 
 /* "attempt 2/5", or "attempt 2" when attempts are unlimited. */
-static const char *
-attempt_label(char *buf, size_t size, const struct policy *p,
+const char *
+say_label(char *buf, size_t size, const struct policy *p,
     const struct run *r)
 {
 	if (p->attempts == 0)
@@ -122,7 +122,7 @@ say_attempt(char *buf, size_t size, const struct policy *p,
 {
 	char label[64], end[96];
 
-	(void)snprintf(buf, size, "%s %s", attempt_label(label, sizeof(label),
+	(void)snprintf(buf, size, "%s %s", say_label(label, sizeof(label),
 	    p, r), attempt_end(end, sizeof(end), p, r));
 	return buf;
 }
@@ -146,7 +146,7 @@ say_retry(const struct policy *p, const struct run *r, const struct event *ev)
 		(void)snprintf(reset, sizeof(reset), "; it ran %ss, at least "
 		    "--reset-after: attempts and delays start afresh",
 		    fmt_seconds(ran, sizeof(ran), 0, r->ended - r->began));
-	say("%s %s%s; next in %ss%s", attempt_label(label, sizeof(label), p,
+	say("%s %s%s; next in %ss%s", say_label(label, sizeof(label), p,
 	    r), attempt_end(end, sizeof(end), p, r), reset,
 	    fmt_seconds(d, sizeof(d), 0, ev->wait),
 	    ev->reason == WAIT_HINT ? ev->note : "");
@@ -276,7 +276,7 @@ say_why(const struct policy *p, const struct run *r)
 {
 	char label[64], end[96];
 
-	attempt_label(label, sizeof(label), p, r);
+	say_label(label, sizeof(label), p, r);
 	attempt_end(end, sizeof(end), p, r);
 	switch (r->why) {
 	case SUCCEEDED:

@@ -13,6 +13,8 @@ struct policy;
 struct run;
 
 void		 say_event(const struct event *);
+const char	*say_label(char *, size_t, const struct policy *,
+		    const struct run *);
 const char	*say_attempt(char *, size_t, const struct policy *,
 		    const struct run *);
 
