@@ -125,3 +125,73 @@ out" ]
 	[ "$stderr" = "retry: -Q and -O both hold the output: choose one (-Q shows it only when the run fails)" ]
 	[ ! -e ran ]
 }
+
+# ping_server LOG PORTFILE: a server on 127.0.0.1 (killed in teardown)
+# that answers every GET with 200 and appends its path to LOG, as a
+# heartbeat service would take pings.
+ping_server() {
+	python3 -c '
+import http.server, os, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        with open(sys.argv[1], "a") as f:
+            f.write(self.path + "\n")
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+with open(sys.argv[2] + ".new", "w") as f:
+    f.write("%d\n" % s.server_address[1])
+os.rename(sys.argv[2] + ".new", sys.argv[2])
+s.serve_forever()' "$1" "$2" 3>&- &
+	later $!
+	disown $!
+	wait_for "$2"
+}
+
+@test "a cron job of 20 runs against a downstream that fails at random: mail only for the failed runs, one ping of the right kind per run, metrics that match the reports" {
+	command -v curl >/dev/null || skip "curl is not installed"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	ping_server pings port
+	local url="http://127.0.0.1:$(cat port)" i status failed=0 passed=0
+	mkdir text
+	# The downstream: fails two times in three, each attempt.
+	printf '%s\n' 'echo "try $RETRY_ATTEMPT"; echo "why $RETRY_ATTEMPT" >&2' \
+	    '[ $(od -An -N1 -tu1 /dev/urandom) -lt 86 ]' >downstream
+	for i in $(seq 1 20); do
+		status=0
+		env -i PATH=/usr/bin:/bin TMPDIR="$TMPDIR" "$RETRY" -Q -n 3 \
+		    -b 1ms --report "r$i.json" --metrics text/job.prom \
+		    --on-success "curl -fsS $url/ok/$i" \
+		    --on-giveup "curl -fsS $url/fail/$i" \
+		    sh downstream </dev/null >"mail$i" 2>&1 || status=$?
+		local attempts
+		attempts=$(grep -c '"attempt": ' "r$i.json")
+		grep -q "\"exit_status\": $status," "r$i.json"
+		if [ "$status" -eq 0 ]; then
+			passed=$((passed + 1))
+			# No mail for a run that succeeded.
+			[ ! -s "mail$i" ]
+			grep -qx "/ok/$i" pings
+		else
+			failed=$((failed + 1))
+			# Mail with every attempt's header and output, in order.
+			[ "$(grep -c '^retry: attempt [0-9]/3 failed with exit 1 after' "mail$i")" -eq "$attempts" ]
+			[ "$(grep -c '^try ' "mail$i")" -eq "$attempts" ]
+			[ "$(grep -c '^why ' "mail$i")" -eq "$attempts" ]
+			[ "$(tail -n 1 "mail$i")" = "retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
+			grep -qx "/fail/$i" pings
+		fi
+		# One ping per run.
+		[ "$(grep -c "/$i\$" pings)" -eq 1 ]
+		# The metrics say what the report says.
+		grep -qx "retry_exit_status{job=\"job\"} $status" text/job.prom
+		grep -qx "retry_attempts{job=\"job\"} $attempts" text/job.prom
+		grep -q "^retry_outcome{job=\"job\",outcome=\"$(sed -n 's/^  "outcome": "\(.*\)",$/\1/p' "r$i.json")\"} 1$" text/job.prom
+	done
+	echo "passed $passed, failed $failed"
+	[ "$(wc -l <pings)" -eq 20 ]
+	[ "$(tmp_files)" = "" ]
+}
