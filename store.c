@@ -417,7 +417,10 @@ int_at(const struct reply *rep, size_t i, long long *v)
 /*
  * See circuit_admit().  A retry is a member of the budget's set of its
  * own ("" for none): the reply's third element is the wait for the
- * budget, 0 when the retry was taken.
+ * budget, 0 when the retry was taken.  The script never asks a first
+ * attempt to wait for the budget, which holds back retries only: a reply
+ * that does is not the script's, and a run that followed it would end
+ * with no attempt run, as if it had succeeded.
  */
 enum circuit_step
 store_admit(struct shared *c, int64_t until, long budget, int64_t window,
@@ -441,7 +444,8 @@ store_admit(struct shared *c, int64_t until, long budget, int64_t window,
 		return st;
 	if (!array_of(rep, 3) || int_at(rep, 0, &verdict) == -1 ||
 	    int_at(rep, 1, &us) == -1 || int_at(rep, 2, &spent) == -1 ||
-	    verdict < 0 || verdict > 2 || spent < 0)
+	    verdict < 0 || verdict > 2 || spent < 0 ||
+	    (spent > 0 && (!retry || verdict == 2)))
 		return unexpected(c);
 	*v = verdict == 0 ? ADMIT_GO : verdict == 1 ? ADMIT_PROBE : ADMIT_WAIT;
 	*wait = *v == ADMIT_WAIT && us > 0 ? ns(us) : 0;

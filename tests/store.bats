@@ -509,6 +509,29 @@ retry: attempt 1/1 failed with exit 1; giving up: no attempts left"
 	[ "${#stderr_lines[@]}" -eq 2 ]
 }
 
+# fake REPLY: a fake server on 127.0.0.1 that answers every command with
+# the bytes REPLY; its URL in $FAKE.
+fake() {
+	slow-proxy -a fake.port "$1" 3>&- &
+	later "$!"
+	disown "$!"	# killed in teardown: no word from bash about it
+	wait_for fake.port
+	FAKE=redis://127.0.0.1:$(cat fake.port)
+}
+
+@test "a reply outside the script's contract is a store failure: a first attempt told to wait for the budget runs, or ends 75, never 0 with nothing run" {
+	fake $'*3\r\n:0\r\n:0\r\n:5000\r\n'
+	run -0 --separate-stderr "$RETRY" -n3 -D 2s --circuit fk --store "$FAKE" \
+	    touch ran
+	expect_stderr "retry: store $FAKE: an unexpected reply; going on without circuit fk"
+	[ -e ran ]
+	rm ran
+	run -75 --separate-stderr "$RETRY" -n3 -D 2s --circuit fk --store "$FAKE" \
+	    --store-fail closed touch ran
+	expect_stderr "retry: store $FAKE: an unexpected reply; giving up (--store-fail closed)"
+	[ ! -e ran ]
+}
+
 # --- passwords and rights ------------------------------------------------------
 
 @test "requirepass: the URL's password, or REDISCLI_AUTH; wrong or missing: one line, 125; never shown" {

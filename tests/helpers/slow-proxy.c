@@ -6,6 +6,8 @@
  * listens, and relays each connection to SOCKET, holding what the server
  * sends for DELAY_MS before passing it on.
  * slow-proxy -p: prints a TCP port of 127.0.0.1 that is free, and exits.
+ * slow-proxy -a PORTFILE REPLY: no proxy but a fake server, listening as
+ * above, that answers every command with the bytes REPLY, whatever it is.
  */
 #include "../../compat.h"	/* first: the feature macros */
 
@@ -192,12 +194,74 @@ serve(int lfd, const char *path, long long delay)
 	}
 }
 
+/*
+ * The bytes of whole commands (RESP arrays of bulk strings) at the start
+ * of buf, of which *n; 0 while the first is incomplete, -1 if not RESP.
+ */
+static long
+commands(const char *buf, size_t len, int *n)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	long items, size;
+
+	for (*n = 0;; (*n)++) {
+		const char *start = p;
+
+		if (p == end || (nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			return start - buf;
+		if (*p != '*')
+			return -1;
+		items = strtol(p + 1, NULL, 10);
+		for (p = nl + 1; items > 0; items--) {
+			if (p == end ||
+			    (nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+				return start - buf;
+			if (*p != '$')
+				return -1;
+			size = strtol(p + 1, NULL, 10);
+			if (size < 0 || end - (nl + 1) < size + 2)
+				return start - buf;
+			p = nl + 1 + size + 2;
+		}
+	}
+}
+
+/* The fake server: one client at a time, each command answered with reply. */
+static int
+answer(int lfd, const char *reply)
+{
+	char buf[HELD];
+	size_t len;
+	ssize_t got;
+	long used;
+	int fd, n;
+
+	for (;;) {
+		if ((fd = accept(lfd, NULL, NULL)) == -1)
+			return fail("accept");
+		for (len = 0; (got = read(fd, buf + len, sizeof(buf) - len)) > 0;) {
+			len += (size_t)got;
+			if ((used = commands(buf, len, &n)) == -1)
+				break;
+			while (n-- > 0)
+				if (write_all(fd, reply, strlen(reply)) == -1)
+					break;
+			memmove(buf, buf + used, len - (size_t)used);
+			len -= (size_t)used;
+			if (len == sizeof(buf))
+				break;
+		}
+		(void)close(fd);
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
 	char tmp[4096];
+	const char *portfile;
 	FILE *f;
-	int lfd, port, i;
+	int lfd, port, i, fake;
 
 	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
 		return fail("signal");
@@ -210,16 +274,21 @@ main(int argc, char *argv[])
 	if (argc != 4) {
 		(void)fprintf(stderr,
 		    "usage: slow-proxy portfile socket delay-ms\n"
+		    "       slow-proxy -a portfile reply\n"
 		    "       slow-proxy -p\n");
 		return 2;
 	}
+	fake = strcmp(argv[1], "-a") == 0;
 	for (i = 0; i < PAIRS; i++)
 		pairs[i].client = pairs[i].server = -1;
 	if ((lfd = listener(&port)) == -1 || listen(lfd, 64) == -1)
 		return fail("socket");
-	(void)snprintf(tmp, sizeof(tmp), "%s.tmp", argv[1]);
+	portfile = fake ? argv[2] : argv[1];
+	(void)snprintf(tmp, sizeof(tmp), "%s.tmp", portfile);
 	if ((f = fopen(tmp, "w")) == NULL || fprintf(f, "%d\n", port) < 0 ||
-	    fclose(f) == EOF || rename(tmp, argv[1]) == -1)
-		return fail(argv[1]);
+	    fclose(f) == EOF || rename(tmp, portfile) == -1)
+		return fail(portfile);
+	if (fake)
+		return answer(lfd, argv[3]);
 	return serve(lfd, argv[2], strtoll(argv[3], NULL, 10));
 }
