@@ -162,6 +162,13 @@ store_failed(const struct policy *p)
 static struct gate
 step_answer(const struct policy *p, enum circuit_step s)
 {
+	static int said;
+
+	/* As redis-cli: REDISCLI_AUTH may be meant for another server. */
+	if (sh->unwanted_password && !said)
+		detail("store %s: the server has no password; going on without "
+		    "one", p->store.shown);
+	said = said || sh->unwanted_password;
 	if (sh->corrupt) {
 		sh->corrupt = 0;
 		say("circuit %s: the record was corrupt; it starts afresh",

@@ -59,6 +59,7 @@ struct shared {
 	int		 corrupt;	/* it replaced a corrupt record, not said */
 	int		 signal;	/* STEP_SIGNAL: the one that came */
 	int		 denied;	/* STEP_STORE: refused at the first */
+	int		 unwanted_password;	/* the store has none: unsent */
 	char		 err[PATH_MAX + 128];	/* STEP_FAILED, STEP_STORE: why */
 };
 

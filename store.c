@@ -151,6 +151,7 @@ struct store {
 	struct redis	 conn;
 	const struct store_url *url;
 	const char	*password;	/* the URL's, else REDISCLI_AUTH's */
+	const char	*auth;		/* REDISCLI_AUTH's, or NULL */
 	int64_t		 timeout;	/* --store-timeout */
 	char		 keys[NKEYS][256];
 	char		 token[17];	/* this run's: its lease, its retries */
@@ -299,7 +300,7 @@ judge(struct shared *c, enum redis_io io, const struct reply *rep,
     int by_deadline)
 {
 	struct store *s = &the_store;
-	char d[32];
+	char d[32], text[201];
 
 	switch (io) {
 	case REDIS_DONE:
@@ -319,9 +320,12 @@ judge(struct shared *c, enum redis_io io, const struct reply *rep,
 	if (rep->type == REPLY_ERROR && no_password(rep))
 		return store_failed(c, 1, "the server wants a password: give "
 		    "it in the URL or REDISCLI_AUTH");
-	if (rep->type == REPLY_ERROR)
-		return store_failed(c, no_rights(rep), "%.*s", (int)(rep->len >
-		    200 ? 200 : rep->len), rep->str);
+	if (rep->type == REPLY_ERROR) {
+		/* A server, or a proxy, may echo what it was sent. */
+		url_hide(text, sizeof(text), rep->str, rep->len,
+		    s->url->has_password ? s->url->password : NULL, s->auth);
+		return store_failed(c, no_rights(rep), "%s", text);
+	}
 	s->answered = 1;
 	return STEP_DONE;
 }
@@ -353,8 +357,10 @@ step(struct shared *c, int64_t until, int take_signal, int nargs,
 		end = start + s->timeout;
 		by_deadline = 0;
 	}
-	if (!redis_connected(&s->conn))
+	if (!redis_connected(&s->conn)) {
 		io = redis_connect(&s->conn, s->url, s->password, end);
+		c->unwanted_password = s->conn.unwanted_password;
+	}
 	argv[argc++] = "EVALSHA";
 	argv[argc++] = s->sha;
 	argv[argc++] = "3";
@@ -572,8 +578,8 @@ store_open(struct shared *c, const struct store_url *u, int64_t timeout)
 	redis_init(&s->conn);
 	s->url = u;
 	s->timeout = timeout;
-	s->password = u->has_password ? u->password : auth != NULL &&
-	    *auth != '\0' ? auth : NULL;
+	s->auth = auth != NULL && *auth != '\0' ? auth : NULL;
+	s->password = u->has_password ? u->password : s->auth;
 	(void)snprintf(s->keys[0], sizeof(s->keys[0]), "retry:{%s}:state",
 	    c->name);
 	(void)snprintf(s->keys[1], sizeof(s->keys[1]), "retry:{%s}:probe",

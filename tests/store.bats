@@ -509,10 +509,11 @@ retry: attempt 1/1 failed with exit 1; giving up: no attempts left"
 	[ "${#stderr_lines[@]}" -eq 2 ]
 }
 
-# fake REPLY: a fake server on 127.0.0.1 that answers every command with
-# the bytes REPLY; its URL in $FAKE.
+# fake REPLY [AUTH_REPLY]: a fake server on 127.0.0.1 that answers every
+# command with the bytes REPLY, and AUTH with AUTH_REPLY; its URL in $FAKE.
 fake() {
-	slow-proxy -a fake.port "$1" 3>&- &
+	rm -f fake.port
+	slow-proxy -a fake.port "$@" 3>&- &
 	later "$!"
 	disown "$!"	# killed in teardown: no word from bash about it
 	wait_for fake.port
@@ -568,6 +569,65 @@ fake() {
 	[ ! -e ran2 ]
 	run -125 --separate-stderr "$RETRY" --circuit-status pw --store "redis+unix://$sock"
 	expect_stderr "retry: store redis+unix://$sock: the server wants a password: give it in the URL or REDISCLI_AUTH"
+}
+
+@test "a password alone before the '@' is a password, as redis-cli reads it; no message shows it, not even in a server's words" {
+	server --requirepass S3cret-alone
+	local sock=$OWN/sock
+	run -0 --separate-stderr "$RETRY" -v -n1 --circuit al \
+	    --store "redis+unix://S3cret-alone@$sock" touch ran
+	[ -e ran ]
+	matches "$stderr" "store redis\\+unix://:\\*\\*\\*@$sock,"
+	[[ $stderr != *S3cret* ]]
+	run -125 --separate-stderr "$RETRY" -n1 --circuit al \
+	    --store "redis+unix://S3cret-wrong@$sock" touch ran2
+	expect_stderr "retry: store redis+unix://:***@$sock: AUTH: WRONGPASS invalid username-password pair or user is disabled."
+	[ ! -e ran2 ]
+	# Malformed, masked all the same.
+	run -125 --separate-stderr "$RETRY" --circuit al \
+	    --store "redis://S3cret-alone@h:0" touch ran2
+	expect_stderr "retry: --store 'redis://***@h:0': invalid port: a number from 1 to 65535"
+	# A server (or a proxy) that echoes what it was sent: the URL's
+	# password, or REDISCLI_AUTH, is masked in its words, cut or not.
+	local long
+	long=$(printf 'x%.0s' {1..150})
+	fake $'+OK\r\n' "-ERR $long S3cret-echoed"$'\r\n'
+	run -125 --separate-stderr "$RETRY" --circuit al \
+	    --store "redis://u:S3cret-echoed@${FAKE#redis://}" touch ran2
+	expect_stderr "retry: store redis://u:***@${FAKE#redis://}: AUTH: ERR $long ***"
+	REDISCLI_AUTH=S3cret-echoed run -125 --separate-stderr "$RETRY" \
+	    --circuit al --store "$FAKE" touch ran2
+	[[ $stderr == "retry: store $FAKE: AUTH: ERR x"* ]]
+	[[ $stderr != *S3cret* ]]
+	fake "-NOPERM not for you, S3cret-echoed"$'\r\n' $'+OK\r\n'
+	REDISCLI_AUTH=S3cret-echoed run -125 --separate-stderr "$RETRY" \
+	    --circuit al --store "$FAKE" touch ran2
+	expect_stderr "retry: store $FAKE: NOPERM not for you, ***"
+	run -125 --separate-stderr "$RETRY" --circuit al \
+	    --store "redis://:S3cret-echoed@${FAKE#redis://}" touch ran2
+	expect_stderr "retry: store redis://:***@${FAKE#redis://}: NOPERM not for you, ***"
+	[ ! -e ran2 ]
+}
+
+@test "REDISCLI_AUTH against a server without a password: the run goes on without it, as redis-cli does; a '/' or '?' in a password is named" {
+	REDISCLI_AUTH=for-another-server run -1 --separate-stderr "$RETRY" -n1 \
+	    --circuit na --store "$STORE" false
+	expect_stderr "retry: attempt 1/1 failed with exit 1; giving up: no attempts left"
+	[ "$(field na f)" = 1 ]
+	REDISCLI_AUTH=for-another-server run -1 --separate-stderr "$RETRY" -v \
+	    -n1 --circuit na --store "$STORE" false
+	[ "${stderr_lines[2]}" = "retry: store $STORE: the server has no password; going on without one" ]
+	[ "$(field na f)" = 2 ]
+	run -125 --separate-stderr "$RETRY" --circuit na \
+	    --store "redis://u:pass/word@h" touch ran
+	expect_stderr "retry: --store 'redis://u:***@h': a '/' in the user or password: write it as %2F"
+	run -125 --separate-stderr "$RETRY" --circuit na \
+	    --store "redis://pass?word@h:1" touch ran
+	expect_stderr "retry: --store 'redis://***@h:1': a '?' in the user or password: write it as %3F"
+	run -125 --separate-stderr "$RETRY" --circuit na \
+	    --store "redis+unix://u:pass/word@/run/redis.sock" touch ran
+	expect_stderr "retry: --store 'redis+unix://u:***@/run/redis.sock': a '/' in the user or password: write it as %2F"
+	[ ! -e ran ]
 }
 
 # acl_user PASSWORD: the user that retry-circuit(7) tells how to make, on $OWN.
