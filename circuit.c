@@ -686,7 +686,9 @@ take_retry(long n, int64_t window, int64_t now, int *changed)
  * probe goes, as the one probe; the others wait for it.  A run with
  * --budget notes it in the record, for --circuit-status; and a retry
  * that may go takes its place in the budget in the same step, or waits
- * (ADMIT_BUDGET) while the budget is spent.
+ * (ADMIT_BUDGET) while the budget is spent, without the probe: held
+ * through that wait, it would hold back every other run, first attempts
+ * too, which the budget must never hold back.
  */
 enum circuit_step
 circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
@@ -715,16 +717,22 @@ circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
 			return STEP_FAILED;
 		}
 		*v = got ? ADMIT_PROBE : ADMIT_WAIT;
-		if (got && (rec.state != HALF_OPEN || !c->sh.probing)) {
-			rec.state = HALF_OPEN;
-			rec.probe = (long)getpid();
-			changed = 1;
-		}
 		c->sh.probing = got;
 	}
 	if (*v != ADMIT_WAIT && retry && budget != 0 &&
-	    (*wait = take_retry(budget, window, now, &changed)) != 0)
+	    (*wait = take_retry(budget, window, now, &changed)) != 0) {
 		*v = ADMIT_BUDGET;
+		if (c->sh.probing && drop_probe(c) == -1) {
+			(void)end_step(c, changed);
+			return STEP_FAILED;
+		}
+	}
+	if (*v == ADMIT_PROBE && (rec.state != HALF_OPEN ||
+	    rec.probe != (long)getpid())) {
+		rec.state = HALF_OPEN;
+		rec.probe = (long)getpid();
+		changed = 1;
+	}
 	return end_step(c, changed);
 }
 

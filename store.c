@@ -76,18 +76,20 @@ static const char *const script_lines[] = {
 	"    redis.call('HSET', S, 'b', fmt(b), 'w', fmt(w))",
 	"  end",
 	"  if r.s == 1 and now < r.h then return {2, r.h - now, 0} end",
-	"  local v = 0",
-	"  if r.s ~= 0 then",
-	"    local holder = redis.call('GET', P)",
-	"    if holder and holder ~= me then return {2, 0, 0} end",
-	"    redis.call('SET', P, me, 'PX', ARGV[5])",
-	"    if r.s ~= 2 or r.t ~= me then",
-	"      redis.call('HSET', S, 's', '2', 'p', ARGV[6], 'n', ARGV[7], 't', me)",
-	"    end",
-	"    v = 1",
+	"  local holder = r.s ~= 0 and redis.call('GET', P)",
+	"  if holder and holder ~= me then return {2, 0, 0} end",
+	"  local spent = 0",
+	"  if b ~= 0 and ARGV[8] ~= '' then spent = take(b, w, ARGV[8]) end",
+	"  if spent > 0 then",
+	"    if holder == me then redis.call('DEL', P) end",
+	"    return {0, 0, spent}",
 	"  end",
-	"  if b == 0 or ARGV[8] == '' then return {v, 0, 0} end",
-	"  return {v, 0, take(b, w, ARGV[8])}",
+	"  if r.s == 0 then return {0, 0, 0} end",
+	"  redis.call('SET', P, me, 'PX', ARGV[5])",
+	"  if r.s ~= 2 or r.t ~= me then",
+	"    redis.call('HSET', S, 's', '2', 'p', ARGV[6], 'n', ARGV[7], 't', me)",
+	"  end",
+	"  return {1, 0, 0}",
 	"end",
 	"function step.result()",
 	"  local r, me = get(), ARGV[7]",
@@ -426,7 +428,8 @@ int_at(const struct reply *rep, size_t i, long long *v)
  * budget, 0 when the retry was taken.  The script never asks a first
  * attempt to wait for the budget, which holds back retries only: a reply
  * that does is not the script's, and a run that followed it would end
- * with no attempt run, as if it had succeeded.
+ * with no attempt run, as if it had succeeded.  Nor does it give the
+ * probe to a retry that must wait for the budget (see circuit_admit()).
  */
 enum circuit_step
 store_admit(struct shared *c, int64_t until, long budget, int64_t window,
@@ -451,7 +454,7 @@ store_admit(struct shared *c, int64_t until, long budget, int64_t window,
 	if (!array_of(rep, 3) || int_at(rep, 0, &verdict) == -1 ||
 	    int_at(rep, 1, &us) == -1 || int_at(rep, 2, &spent) == -1 ||
 	    verdict < 0 || verdict > 2 || spent < 0 ||
-	    (spent > 0 && (!retry || verdict == 2)))
+	    (spent > 0 && (!retry || verdict != 0)))
 		return unexpected(c);
 	*v = verdict == 0 ? ADMIT_GO : verdict == 1 ? ADMIT_PROBE : ADMIT_WAIT;
 	*wait = *v == ADMIT_WAIT && us > 0 ? ns(us) : 0;

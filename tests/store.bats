@@ -392,6 +392,33 @@ open_circuit() {
 	[ "$(rcli get 'retry:{lt}:probe')" = another-run ]
 }
 
+@test "a retry that must wait for the budget does not hold the probe: a first attempt of another host probes meanwhile" {
+	on A "$RETRY" -v -n2 -b 1ms -j none --budget 1/1m --circuit bp \
+	    --store "$STORE" sh -c '
+		[ "$RETRY_ATTEMPT" = 1 ] || exit 1
+		touch started; until [ -e go ]; do sleep 0.02; done; exit 1' \
+	    2>err.A 3>&- &
+	local a=$! t
+	later "$a"
+	wait_for started
+	# Meanwhile the circuit opened, is due to half-open, and the budget
+	# is spent: A's retry would probe, but must wait for the budget.
+	t=$(rcli time | tr '\n' ' ' | awk '{ printf "%d%06d", $1, $2 }')
+	rcli hset 'retry:{bp}:state' s 1 f 5 o 1 h 1 >/dev/null
+	rcli zadd 'retry:{bp}:retries' "$t" other-run >/dev/null
+	touch go
+	wait_for_text err.A 'retry budget of circuit bp spent; waiting'
+	[ -z "$(rcli get 'retry:{bp}:probe')" ]
+	run -0 "$RETRY" --circuit-status bp --store "$STORE"
+	[ "${lines[1]}" = "state:     open, half-opens at the next attempt" ]
+	on B run -0 --separate-stderr "$RETRY" -D 2s --circuit bp \
+	    --store "$STORE" touch ran
+	[ -e ran ]
+	[ "$(field bp s)" = 0 ]
+	kill -TERM "$a"
+	wait "$a" || true
+}
+
 # --- when the store fails -----------------------------------------------------
 
 @test "the store stopped mid-run: the runs finish as if without a circuit, one warning each" {
