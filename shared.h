@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #define BUDGET_MAX	1000	/* retries a window can count */
+#define RESULT_GRACE_NS	INT64_C(100000000)	/* recording past the deadline */
 
 enum circuit_state { CLOSED, OPEN, HALF_OPEN };
 

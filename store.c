@@ -468,13 +468,13 @@ store_admit(struct shared *c, int64_t until, long budget, int64_t window,
 
 /*
  * See circuit_result().  The end of an attempt is a fact to record, also
- * when the deadline or a signal stopped it: the store's timeout alone
- * bounds the step, so that an attempt stopped at the deadline still
- * counts, and a probe interrupted gives its lease back.
+ * when the deadline or a signal stopped it: the caller gives an until
+ * past them (gate_record()), so that an attempt stopped at the deadline
+ * still counts, and a probe interrupted gives its lease back.
  */
 enum circuit_step
-store_result(struct shared *c, int success, const struct breaker *b,
-    double u)
+store_result(struct shared *c, int64_t until, int success,
+    const struct breaker *b, double u)
 {
 	struct store *s = &the_store;
 	char trip[24], cool[24], cap[24], draw[32];
@@ -487,7 +487,7 @@ store_result(struct shared *c, int success, const struct breaker *b,
 	(void)snprintf(cool, sizeof(cool), "%lld", (long long)(b->cool / 1000));
 	(void)snprintf(cap, sizeof(cap), "%lld", (long long)(b->cap / 1000));
 	(void)snprintf(draw, sizeof(draw), "%.17g", u);
-	st = step(c, NEVER, 1, 7, args, &rep);
+	st = step(c, until, 1, 7, args, &rep);
 	c->probing = 0;
 	if (st == STEP_DONE && rep->type != REPLY_INTEGER)
 		return unexpected(c);
@@ -495,13 +495,13 @@ store_result(struct shared *c, int success, const struct breaker *b,
 }
 
 /*
- * While the probe's attempt runs: its lease renewed.  Another run that
- * took it over (this one's renewals failed for longer than the lease)
- * ends this run's probe: c->probing is 0 then.  A signal is left for the
- * attempt's watch.
+ * While the probe's attempt runs: its lease renewed, by until (the
+ * attempt's limit) at the latest.  Another run that took it over (this
+ * one's renewals failed for longer than the lease) ends this run's probe:
+ * c->probing is 0 then.  A signal is left for the attempt's watch.
  */
 enum circuit_step
-store_renew(struct shared *c)
+store_renew(struct shared *c, int64_t until)
 {
 	struct store *s = &the_store;
 	char lease[24];
@@ -512,7 +512,7 @@ store_renew(struct shared *c)
 	if (!c->probing)
 		return STEP_DONE;
 	(void)snprintf(lease, sizeof(lease), "%d", STORE_LEASE_MS);
-	if ((st = step(c, NEVER, 0, 3, args, &rep)) != STEP_DONE)
+	if ((st = step(c, until, 0, 3, args, &rep)) != STEP_DONE)
 		return st;
 	if (rep->type != REPLY_INTEGER)
 		return unexpected(c);

@@ -914,6 +914,28 @@ term_during_wait() {
 	[ -e ran ]
 }
 
+@test "an attempt stopped at the deadline counts when the record's lock frees within 100 ms past it" {
+	fail_once dl
+	local start wake rc=0
+	start=$(now_ms)
+	"$RETRY" -n1 -D 1s --circuit dl sh -c 'touch started; sleep 30' \
+	    2>err 3>&- &
+	local r=$!
+	later "$r"
+	wait_for started
+	hold_lock state/.dl.lock
+	# Held over the deadline, let go 30 ms past it.
+	wake=$((start + 1030))
+	while [ "$(now_ms)" -lt "$wake" ]; do
+		sleep 0.01
+	done
+	kill -KILL "$holder"
+	wait "$r" || rc=$?
+	[ "$rc" -eq 124 ]
+	[ "$(cat err)" = "retry: attempt 1/1 timed out at the deadline; giving up" ]
+	[ "$(rec dl failures)" = 2 ]
+}
+
 @test "the deadline bounds a wait for the record's lock: 124, no attempt" {
 	"$RETRY" --circuit lt true
 	hold_lock state/.lt.lock 100

@@ -419,6 +419,53 @@ open_circuit() {
 	wait "$a" || true
 }
 
+@test "a store stopped mid-probe holds the attempt no longer than -T, or -D and the kill-after: the lease's renewal ends at the limit" {
+	server
+	local url=redis+unix://$OWN/sock redis start took rc=0
+	redis=$(cat "$OWN/pid")
+	on A "$RETRY" -q -n1 --circuit sd --trip 1 --cool 50ms --store "$url" \
+	    false || true
+	sleep 0.1
+	# -D 1.5s, and an attempt that ignores SIGTERM: SIGKILL 200 ms later.
+	start=$(now_ms)
+	on A "$RETRY" -n1 -D 1.5s -k 200ms --circuit sd --store "$url" \
+	    --store-timeout 5s sh -c 'trap "" TERM; touch started; sleep 30' \
+	    2>err 3>&- &
+	local r=$!
+	later "$r"
+	wait_for started
+	kill -STOP "$redis"
+	wait "$r" || rc=$?
+	took=$(($(now_ms) - start))
+	kill -CONT "$redis"
+	echo "status $rc after $took ms: $(cat err)"
+	[ "$rc" -eq 124 ]
+	# The deadline, the kill-after, 100 ms to record it; slack for two
+	# shared cores.
+	between "$took" 1700 2100
+	# -T 1.1s: the attempt is stopped then, not when the renewal gives up.
+	rm started
+	redis-cli -s "$OWN/sock" flushall >/dev/null
+	on A "$RETRY" -q -n1 --circuit sd --trip 1 --cool 50ms --store "$url" \
+	    false || true
+	sleep 0.1
+	start=$(now_ms)
+	on A "$RETRY" -n1 -T 1.1s --circuit sd --store "$url" --store-timeout 1.5s \
+	    sh -c 'trap "clock-now >killed; exit 1" TERM; touch started
+		while :; do sleep 0.02; done' 2>err 3>&- &
+	r=$!
+	later "$r"
+	wait_for started
+	kill -STOP "$redis"
+	rc=0
+	wait "$r" || rc=$?
+	kill -CONT "$redis"
+	cat err
+	[ "$rc" -eq 124 ]
+	between $(($(cat killed) - start)) 1100 1500
+	grep -q '^retry: attempt 1/1 timed out after 1.100s' err
+}
+
 # --- when the store fails -----------------------------------------------------
 
 @test "the store stopped mid-run: the runs finish as if without a circuit, one warning each" {
