@@ -293,7 +293,15 @@ gate_record(const struct policy *p, long n, enum counts c, int64_t until,
 	b.cap = p->cap;
 	g = step_answer(p, step_result(until, c == COUNTS_SUCCESS, &b,
 	    rng_uniform(aside)));
-	if (g.kind != GATE_GO)
+	/*
+	 * Closed, a store that failed here (or while the probe's lease was
+	 * renewed) ends the run only before a next attempt: when there is
+	 * none (a success, the last attempt), nothing else would say it.
+	 */
+	if (g.store_failed != NULL && p->store_closed)
+		warningx("%s; the end of attempt %ld was not recorded "
+		    "(--store-fail closed)", g.store_failed, n);
+	else if (g.kind != GATE_GO)
 		detail("circuit %s: the end of attempt %ld was not recorded",
 		    p->circuit, n);
 	return g;

@@ -507,6 +507,29 @@ retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 	expect_stderr "retry: store $url: Connection refused"
 }
 
+@test "--store-fail closed: a store that fails while the probe's lease is renewed is said, also when the probe then succeeds" {
+	server
+	local url=redis+unix://$OWN/sock redis rc=0
+	redis=$(cat "$OWN/pid")
+	on A "$RETRY" -q -n1 --circuit rf --trip 1 --cool 50ms --store "$url" \
+	    false || true
+	sleep 0.1
+	on A "$RETRY" -n1 --circuit rf --store "$url" --store-timeout 200ms \
+	    --store-fail closed --report r sh -c 'touch started; sleep 1.5' \
+	    2>err 3>&- &
+	local r=$!
+	later "$r"
+	wait_for started
+	kill -STOP "$redis"
+	wait "$r" || rc=$?
+	kill -CONT "$redis"
+	# The probe succeeded: 0, but the store failed and its end is lost.
+	[ "$rc" -eq 0 ]
+	[ "$(cat err)" = "retry: store $url: no answer within $(shown 200ms); the end of attempt 1 was not recorded (--store-fail closed)" ]
+	grep -q '^  "store": "unavailable",$' r
+	[ "$(redis-cli -s "$OWN/sock" hget 'retry:{rf}:state' s)" = 2 ]
+}
+
 # slow MS: a proxy to the file's server that holds its answers MS ms; its
 # URL in $SLOW.
 slow() {
