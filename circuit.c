@@ -15,7 +15,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,11 +111,50 @@ state_dir(struct circuit *c)
 }
 
 /*
+ * Is gid the group of its owner alone: one member, owner, counted by
+ * primary group and by the group's list?  A user private group, which
+ * many systems give each user and make home directories writable by: it
+ * lets no one else write, and OpenSSH's StrictModes accepts it (Debian).
+ * A group of no one (a setgid program's) is not one.
+ */
+static int
+private_group(gid_t gid, uid_t owner)
+{
+	char listed[256] = "";
+	struct passwd *pw;
+	struct group *gr;
+	int members = 0, others = 0;
+
+	if ((gr = getgrgid(gid)) == NULL)
+		return 0;
+	if (gr->gr_mem[0] != NULL && (gr->gr_mem[1] != NULL ||
+	    snprintf(listed, sizeof(listed), "%s", gr->gr_mem[0]) >=
+	    (int)sizeof(listed)))
+		return 0;
+	setpwent();
+	while ((pw = getpwent()) != NULL)
+		if (pw->pw_gid == gid) {
+			members++;
+			others += pw->pw_uid != owner;
+		}
+	endpwent();
+	if (others != 0)
+		return 0;
+	if (listed[0] != '\0') {
+		if ((pw = getpwuid(owner)) == NULL ||
+		    strcmp(pw->pw_name, listed) != 0)
+			return 0;
+		members++;
+	}
+	return members > 0;
+}
+
+/*
  * A directory on the way to the state directory must not let another user
  * swap what it holds: it belongs to root or the user and no one else may
- * write it, unless it is sticky, as /tmp is (then others cannot rename or
- * remove what is not theirs).  The state directory itself must be the
- * user's and writable by no one else.
+ * write it (its owner's private group aside), unless it is sticky, as
+ * /tmp is (then others cannot rename or remove what is not theirs).  The
+ * state directory itself must be the user's and writable by no one else.
  */
 static int
 check_dir(struct circuit *c, const struct stat *st, const char *path,
@@ -127,7 +168,8 @@ check_dir(struct circuit *c, const struct stat *st, const char *path,
 	if (st->st_uid != me && st->st_uid != 0)
 		return failure(c, "%s, on the way to the state directory, "
 		    "belongs to another user", path);
-	if ((st->st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+	if (((st->st_mode & S_IWOTH) != 0 || ((st->st_mode & S_IWGRP) != 0 &&
+	    !private_group(st->st_gid, st->st_uid))) &&
 	    (last || (st->st_mode & S_ISVTX) == 0))
 		return failure(c, "%s%s is writable by other users; make it "
 		    "go-w", last ? "state directory " : "", path);
@@ -668,7 +710,9 @@ take_retry(long n, int64_t window, int64_t now, int *changed)
  * probe goes, as the one probe; the others wait for it.  A run with
  * --budget notes it in the record, for --circuit-status; and a retry
  * that may go takes its place in the budget in the same step, or waits
- * (ADMIT_BUDGET) while the budget is spent.
+ * (ADMIT_BUDGET) while the budget is spent, without the probe: held
+ * through that wait, it would hold back every other run, first attempts
+ * too, which the budget must never hold back.
  */
 enum circuit_step
 circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
@@ -697,16 +741,22 @@ circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
 			return STEP_FAILED;
 		}
 		*v = got ? ADMIT_PROBE : ADMIT_WAIT;
-		if (got && (rec.state != HALF_OPEN || !c->sh.probing)) {
-			rec.state = HALF_OPEN;
-			rec.probe = (long)getpid();
-			changed = 1;
-		}
 		c->sh.probing = got;
 	}
 	if (*v != ADMIT_WAIT && retry && budget != 0 &&
-	    (*wait = take_retry(budget, window, now, &changed)) != 0)
+	    (*wait = take_retry(budget, window, now, &changed)) != 0) {
 		*v = ADMIT_BUDGET;
+		if (c->sh.probing && drop_probe(c) == -1) {
+			(void)end_step(c, changed);
+			return STEP_FAILED;
+		}
+	}
+	if (*v == ADMIT_PROBE && (rec.state != HALF_OPEN ||
+	    rec.probe != (long)getpid())) {
+		rec.state = HALF_OPEN;
+		rec.probe = (long)getpid();
+		changed = 1;
+	}
 	return end_step(c, changed);
 }
 

@@ -39,7 +39,7 @@ static enum circuit_step
 step_result(int64_t until, int success, const struct breaker *b, double u)
 {
 	if (on_store)
-		return store_result(sh, success, b, u);
+		return store_result(sh, until, success, b, u);
 	return circuit_result(&circuit, until, success, b, u);
 }
 
@@ -162,6 +162,13 @@ store_failed(const struct policy *p)
 static struct gate
 step_answer(const struct policy *p, enum circuit_step s)
 {
+	static int said;
+
+	/* As redis-cli: REDISCLI_AUTH may be meant for another server. */
+	if (sh->unwanted_password && !said)
+		detail("store %s: the server has no password; going on without "
+		    "one", p->store.shown);
+	said = said || sh->unwanted_password;
 	if (sh->corrupt) {
 		sh->corrupt = 0;
 		say("circuit %s: the record was corrupt; it starts afresh",
@@ -235,15 +242,17 @@ gate_admit(const struct policy *p, int retrying, int64_t until,
 }
 
 /*
- * While the probe's attempt runs on a store: its lease, renewed.  What
- * goes wrong is kept in the circuit, for the next step to tell.
+ * While the probe's attempt runs on a store: its lease, renewed, the step
+ * done by until, when the attempt's watch must act (its limit), whatever
+ * --store-timeout says.  What goes wrong is kept in the circuit, for the
+ * next step to tell.
  */
 static void
-renew_lease(void)
+renew_lease(int64_t until)
 {
 	if (lease() == 0)
 		return;		/* lost before, or the store failed */
-	if (store_renew(sh) == STEP_DONE && lease() == 0)
+	if (store_renew(sh, until) == STEP_DONE && lease() == 0)
 		detail("circuit %s: another run has taken the probe over",
 		    sh->name);
 }
@@ -262,24 +271,37 @@ gate_lease_ticks(const struct policy *p, struct limit *lim)
 
 /*
  * With --circuit: the end of attempt n counts for every run of the name,
- * recorded with until bounding the wait for the record's lock.  The answer
- * is go, or the end that a signal or a failure made of the step.
+ * recorded by until (the deadline), or when that has passed (an attempt
+ * stopped at it, or by a signal: until 0) within RESULT_GRACE_NS: the
+ * lock of a record is held for microseconds, a store answers within one.
+ * The answer is go, or the end that a signal or a failure made of the step.
  */
 struct gate
 gate_record(const struct policy *p, long n, enum counts c, int64_t until,
     struct rng *aside)
 {
+	int64_t grace = monotonic_now() + RESULT_GRACE_NS;
 	struct breaker b;
 	struct gate g;
 
 	if (p->circuit == NULL || off || c == COUNTS_NOTHING)
 		return go();
+	if (until < grace)
+		until = grace;
 	b.trip = p->trip;
 	b.cool = p->cool;
 	b.cap = p->cap;
 	g = step_answer(p, step_result(until, c == COUNTS_SUCCESS, &b,
 	    rng_uniform(aside)));
-	if (g.kind != GATE_GO)
+	/*
+	 * Closed, a store that failed here (or while the probe's lease was
+	 * renewed) ends the run only before a next attempt: when there is
+	 * none (a success, the last attempt), nothing else would say it.
+	 */
+	if (g.store_failed != NULL && p->store_closed)
+		warningx("%s; the end of attempt %ld was not recorded "
+		    "(--store-fail closed)", g.store_failed, n);
+	else if (g.kind != GATE_GO)
 		detail("circuit %s: the end of attempt %ld was not recorded",
 		    p->circuit, n);
 	return g;

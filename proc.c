@@ -694,7 +694,9 @@ min_time(int64_t a, int64_t b)
 /*
  * Sleeps until the attempt ends, forwarding every signal retry catches,
  * stopping it with lim->signal at lim->at and with SIGKILL kill_after
- * later, and calling lim->tick (if any) every lim->tick_every meanwhile.
+ * later, and calling lim->tick (if any) every lim->tick_every meanwhile,
+ * to be done by the time the loop must act next (the limit, or the
+ * SIGKILL), so that no tick holds the attempt past them.
  */
 static void
 watch(const struct limit *lim, struct ending *e)
@@ -724,7 +726,7 @@ watch(const struct limit *lim, struct ending *e)
 			kill_at = NEVER;
 		}
 		if (now >= tick_at && lim->tick != NULL) {
-			lim->tick();
+			lim->tick(e->stopped ? kill_at : lim->at);
 			tick_at = monotonic_now() + lim->tick_every;
 		}
 		(void)wait_event(min_time(tick_at, e->stopped ? kill_at : lim->at));

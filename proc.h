@@ -20,7 +20,7 @@ struct limit {
 	int64_t		 at;		/* monotonic ns, or NEVER */
 	int		 signal;	/* sent at that time */
 	int64_t		 kill_after;	/* then SIGKILL, this much later */
-	void		(*tick)(void);	/* called every tick_every, or NULL */
+	void		(*tick)(int64_t);	/* or NULL; done by the time given */
 	int64_t		 tick_every;	/* ns */
 };
 

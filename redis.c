@@ -609,8 +609,31 @@ redis_call(struct redis *r, int64_t until, int argc, const char *const argv[],
 }
 
 /*
+ * Redis's answer to AUTH PASSWORD when it has no password: 7 and 6, then
+ * those before.  redis-cli says so and goes on; so does retry.
+ */
+static int
+no_password_set(const struct reply *rep)
+{
+	static const char *const words[] = {
+		"without any password configured", "no password is set"
+	};
+	char text[201];
+	size_t i;
+
+	(void)snprintf(text, sizeof(text), "%.*s", (int)(rep->len > 200 ?
+	    200 : rep->len), rep->str);
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(text, words[i]) != NULL)
+			return 1;
+	return 0;
+}
+
+/*
  * AUTH (with the user, when there is one) and SELECT, sent together; an
- * error reply to either is REDIS_DENIED, with the server's words.
+ * error reply to either is REDIS_DENIED, with the server's words, the
+ * password masked in them; but a server without a password that says so
+ * to an AUTH without a user is used without one (r->unwanted_password).
  */
 static enum redis_io
 set_up(struct redis *r, const struct store_url *u, const char *password,
@@ -618,7 +641,7 @@ set_up(struct redis *r, const struct store_url *u, const char *password,
 {
 	char db[24];
 	const char *argv[3], *what[2];
-	size_t len[3], n = 0;
+	size_t len[3], n = 0, at;
 	const struct reply *rep;
 	enum redis_io io;
 	int i, k = 0, argc = 0;
@@ -651,9 +674,17 @@ set_up(struct redis *r, const struct store_url *u, const char *password,
 	for (i = 0; i < k; i++) {
 		if ((io = read_reply(r, until, &rep)) != REDIS_DONE)
 			return io;
+		if (rep->type == REPLY_ERROR && strcmp(what[i], "AUTH") == 0 &&
+		    u->user[0] == '\0' && no_password_set(rep)) {
+			r->unwanted_password = 1;
+			continue;
+		}
 		if (rep->type == REPLY_ERROR) {
-			(void)snprintf(r->err, sizeof(r->err), "%s: %.*s", what[i],
-			    (int)(rep->len > 160 ? 160 : rep->len), rep->str);
+			(void)snprintf(r->err, sizeof(r->err), "%s: ", what[i]);
+			at = strlen(r->err);
+			url_hide(r->err + at, sizeof(r->err) - at > 161 ? 161 :
+			    sizeof(r->err) - at, rep->str, rep->len, password,
+			    NULL);
 			return REDIS_DENIED;
 		}
 	}

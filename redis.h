@@ -48,6 +48,7 @@ struct redis {
 	char		 buf[REDIS_REPLY_MAX];
 	struct reply	 node[REDIS_NODES];
 	char		 err[256];
+	int		 unwanted_password;	/* the server has none: AUTH refused */
 };
 
 void		 redis_init(struct redis *);

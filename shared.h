@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #define BUDGET_MAX	1000	/* retries a window can count */
+#define RESULT_GRACE_NS	INT64_C(100000000)	/* recording past the deadline */
 
 enum circuit_state { CLOSED, OPEN, HALF_OPEN };
 
@@ -59,6 +60,7 @@ struct shared {
 	int		 corrupt;	/* it replaced a corrupt record, not said */
 	int		 signal;	/* STEP_SIGNAL: the one that came */
 	int		 denied;	/* STEP_STORE: refused at the first */
+	int		 unwanted_password;	/* the store has none: unsent */
 	char		 err[PATH_MAX + 128];	/* STEP_FAILED, STEP_STORE: why */
 };
 

@@ -76,18 +76,20 @@ static const char *const script_lines[] = {
 	"    redis.call('HSET', S, 'b', fmt(b), 'w', fmt(w))",
 	"  end",
 	"  if r.s == 1 and now < r.h then return {2, r.h - now, 0} end",
-	"  local v = 0",
-	"  if r.s ~= 0 then",
-	"    local holder = redis.call('GET', P)",
-	"    if holder and holder ~= me then return {2, 0, 0} end",
-	"    redis.call('SET', P, me, 'PX', ARGV[5])",
-	"    if r.s ~= 2 or r.t ~= me then",
-	"      redis.call('HSET', S, 's', '2', 'p', ARGV[6], 'n', ARGV[7], 't', me)",
-	"    end",
-	"    v = 1",
+	"  local holder = r.s ~= 0 and redis.call('GET', P)",
+	"  if holder and holder ~= me then return {2, 0, 0} end",
+	"  local spent = 0",
+	"  if b ~= 0 and ARGV[8] ~= '' then spent = take(b, w, ARGV[8]) end",
+	"  if spent > 0 then",
+	"    if holder == me then redis.call('DEL', P) end",
+	"    return {0, 0, spent}",
 	"  end",
-	"  if b == 0 or ARGV[8] == '' then return {v, 0, 0} end",
-	"  return {v, 0, take(b, w, ARGV[8])}",
+	"  if r.s == 0 then return {0, 0, 0} end",
+	"  redis.call('SET', P, me, 'PX', ARGV[5])",
+	"  if r.s ~= 2 or r.t ~= me then",
+	"    redis.call('HSET', S, 's', '2', 'p', ARGV[6], 'n', ARGV[7], 't', me)",
+	"  end",
+	"  return {1, 0, 0}",
 	"end",
 	"function step.result()",
 	"  local r, me = get(), ARGV[7]",
@@ -151,6 +153,7 @@ struct store {
 	struct redis	 conn;
 	const struct store_url *url;
 	const char	*password;	/* the URL's, else REDISCLI_AUTH's */
+	const char	*auth;		/* REDISCLI_AUTH's, or NULL */
 	int64_t		 timeout;	/* --store-timeout */
 	char		 keys[NKEYS][256];
 	char		 token[17];	/* this run's: its lease, its retries */
@@ -299,7 +302,7 @@ judge(struct shared *c, enum redis_io io, const struct reply *rep,
     int by_deadline)
 {
 	struct store *s = &the_store;
-	char d[32];
+	char d[32], text[201];
 
 	switch (io) {
 	case REDIS_DONE:
@@ -319,9 +322,12 @@ judge(struct shared *c, enum redis_io io, const struct reply *rep,
 	if (rep->type == REPLY_ERROR && no_password(rep))
 		return store_failed(c, 1, "the server wants a password: give "
 		    "it in the URL or REDISCLI_AUTH");
-	if (rep->type == REPLY_ERROR)
-		return store_failed(c, no_rights(rep), "%.*s", (int)(rep->len >
-		    200 ? 200 : rep->len), rep->str);
+	if (rep->type == REPLY_ERROR) {
+		/* A server, or a proxy, may echo what it was sent. */
+		url_hide(text, sizeof(text), rep->str, rep->len,
+		    s->url->has_password ? s->url->password : NULL, s->auth);
+		return store_failed(c, no_rights(rep), "%s", text);
+	}
 	s->answered = 1;
 	return STEP_DONE;
 }
@@ -353,8 +359,10 @@ step(struct shared *c, int64_t until, int take_signal, int nargs,
 		end = start + s->timeout;
 		by_deadline = 0;
 	}
-	if (!redis_connected(&s->conn))
+	if (!redis_connected(&s->conn)) {
 		io = redis_connect(&s->conn, s->url, s->password, end);
+		c->unwanted_password = s->conn.unwanted_password;
+	}
 	argv[argc++] = "EVALSHA";
 	argv[argc++] = s->sha;
 	argv[argc++] = "3";
@@ -417,7 +425,11 @@ int_at(const struct reply *rep, size_t i, long long *v)
 /*
  * See circuit_admit().  A retry is a member of the budget's set of its
  * own ("" for none): the reply's third element is the wait for the
- * budget, 0 when the retry was taken.
+ * budget, 0 when the retry was taken.  The script never asks a first
+ * attempt to wait for the budget, which holds back retries only: a reply
+ * that does is not the script's, and a run that followed it would end
+ * with no attempt run, as if it had succeeded.  Nor does it give the
+ * probe to a retry that must wait for the budget (see circuit_admit()).
  */
 enum circuit_step
 store_admit(struct shared *c, int64_t until, long budget, int64_t window,
@@ -441,7 +453,8 @@ store_admit(struct shared *c, int64_t until, long budget, int64_t window,
 		return st;
 	if (!array_of(rep, 3) || int_at(rep, 0, &verdict) == -1 ||
 	    int_at(rep, 1, &us) == -1 || int_at(rep, 2, &spent) == -1 ||
-	    verdict < 0 || verdict > 2 || spent < 0)
+	    verdict < 0 || verdict > 2 || spent < 0 ||
+	    (spent > 0 && (!retry || verdict != 0)))
 		return unexpected(c);
 	*v = verdict == 0 ? ADMIT_GO : verdict == 1 ? ADMIT_PROBE : ADMIT_WAIT;
 	*wait = *v == ADMIT_WAIT && us > 0 ? ns(us) : 0;
@@ -455,13 +468,13 @@ store_admit(struct shared *c, int64_t until, long budget, int64_t window,
 
 /*
  * See circuit_result().  The end of an attempt is a fact to record, also
- * when the deadline or a signal stopped it: the store's timeout alone
- * bounds the step, so that an attempt stopped at the deadline still
- * counts, and a probe interrupted gives its lease back.
+ * when the deadline or a signal stopped it: the caller gives an until
+ * past them (gate_record()), so that an attempt stopped at the deadline
+ * still counts, and a probe interrupted gives its lease back.
  */
 enum circuit_step
-store_result(struct shared *c, int success, const struct breaker *b,
-    double u)
+store_result(struct shared *c, int64_t until, int success,
+    const struct breaker *b, double u)
 {
 	struct store *s = &the_store;
 	char trip[24], cool[24], cap[24], draw[32];
@@ -474,7 +487,7 @@ store_result(struct shared *c, int success, const struct breaker *b,
 	(void)snprintf(cool, sizeof(cool), "%lld", (long long)(b->cool / 1000));
 	(void)snprintf(cap, sizeof(cap), "%lld", (long long)(b->cap / 1000));
 	(void)snprintf(draw, sizeof(draw), "%.17g", u);
-	st = step(c, NEVER, 1, 7, args, &rep);
+	st = step(c, until, 1, 7, args, &rep);
 	c->probing = 0;
 	if (st == STEP_DONE && rep->type != REPLY_INTEGER)
 		return unexpected(c);
@@ -482,13 +495,13 @@ store_result(struct shared *c, int success, const struct breaker *b,
 }
 
 /*
- * While the probe's attempt runs: its lease renewed.  Another run that
- * took it over (this one's renewals failed for longer than the lease)
- * ends this run's probe: c->probing is 0 then.  A signal is left for the
- * attempt's watch.
+ * While the probe's attempt runs: its lease renewed, by until (the
+ * attempt's limit) at the latest.  Another run that took it over (this
+ * one's renewals failed for longer than the lease) ends this run's probe:
+ * c->probing is 0 then.  A signal is left for the attempt's watch.
  */
 enum circuit_step
-store_renew(struct shared *c)
+store_renew(struct shared *c, int64_t until)
 {
 	struct store *s = &the_store;
 	char lease[24];
@@ -499,7 +512,7 @@ store_renew(struct shared *c)
 	if (!c->probing)
 		return STEP_DONE;
 	(void)snprintf(lease, sizeof(lease), "%d", STORE_LEASE_MS);
-	if ((st = step(c, NEVER, 0, 3, args, &rep)) != STEP_DONE)
+	if ((st = step(c, until, 0, 3, args, &rep)) != STEP_DONE)
 		return st;
 	if (rep->type != REPLY_INTEGER)
 		return unexpected(c);
@@ -568,8 +581,8 @@ store_open(struct shared *c, const struct store_url *u, int64_t timeout)
 	redis_init(&s->conn);
 	s->url = u;
 	s->timeout = timeout;
-	s->password = u->has_password ? u->password : auth != NULL &&
-	    *auth != '\0' ? auth : NULL;
+	s->auth = auth != NULL && *auth != '\0' ? auth : NULL;
+	s->password = u->has_password ? u->password : s->auth;
 	(void)snprintf(s->keys[0], sizeof(s->keys[0]), "retry:{%s}:state",
 	    c->name);
 	(void)snprintf(s->keys[1], sizeof(s->keys[1]), "retry:{%s}:probe",

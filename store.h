@@ -19,9 +19,9 @@ void		 store_open(struct shared *, const struct store_url *,
 		    int64_t);
 enum circuit_step	 store_admit(struct shared *, int64_t, long, int64_t,
 		    int, enum verdict *, int64_t *);
-enum circuit_step	 store_result(struct shared *, int, const struct breaker *,
-		    double);
-enum circuit_step	 store_renew(struct shared *);
+enum circuit_step	 store_result(struct shared *, int64_t, int,
+		    const struct breaker *, double);
+enum circuit_step	 store_renew(struct shared *, int64_t);
 enum circuit_step	 store_reset(struct shared *);
 enum circuit_step	 store_view(struct shared *, struct circuit_view *);
 

@@ -77,15 +77,22 @@ decode(char *out, const char *in, size_t len)
 	return NULL;
 }
 
-/* USER[:PASSWORD], before the '@'. */
+/*
+ * [USER:]PASSWORD, before the '@', as redis-cli reads it: without a ':'
+ * it is all password (a token given alone, as in redis://s3cret@host),
+ * and an empty one is none, so that USER:@ leaves it to REDISCLI_AUTH.
+ */
 static const char *
 userinfo(struct store_url *u, const char *s, size_t len)
 {
 	const char *colon = memchr(s, ':', len);
 	const char *why;
 
-	if (colon == NULL)
-		return decode(u->user, s, len);
+	if (colon == NULL) {
+		why = decode(u->password, s, len);
+		u->has_password = u->password[0] != '\0';
+		return why;
+	}
 	if ((why = decode(u->user, s, (size_t)(colon - s))) != NULL)
 		return why;
 	if ((why = decode(u->password, colon + 1, len - (size_t)(colon - s) -
@@ -169,6 +176,11 @@ tcp_url(struct store_url *u, const char *s)
 	for (p = s; p < s + auth; p++)
 		if (*p == '@')
 			at = p;
+	/* An '@' past a '/' or '?': that one is in the user or password. */
+	if (s[auth] != '\0' && strchr(s + auth, '@') != NULL)
+		return s[auth] == '/' ? "a '/' in the user or password: write "
+		    "it as %2F" : "a '?' in the user or password: write it as "
+		    "%3F";
 	if (at != NULL && (why = userinfo(u, s, (size_t)(at - s))) != NULL)
 		return why;
 	p = at != NULL ? at + 1 : s;
@@ -193,6 +205,8 @@ unix_url(struct store_url *u, const char *s)
 
 	if (slash == NULL)
 		return "no socket path: write redis+unix:///PATH";
+	if (slash > s && slash[-1] != '@' && strstr(slash, "@/") != NULL)
+		return "a '/' in the user or password: write it as %2F";
 	if (slash > s && slash[-1] != '@')
 		return "a host in a redis+unix URL: write redis+unix:///PATH";
 	if (slash > s && (why = userinfo(u, s, (size_t)(slash - s - 1))) !=
@@ -215,7 +229,10 @@ unix_url(struct store_url *u, const char *s)
 	return NULL;
 }
 
-/* The URL as messages show it: from its parts, the password as "***". */
+/*
+ * The URL as messages show it: from its parts, the password as "***", a
+ * user without one as "USER:@" (read back, "USER@" would be a password).
+ */
 static void
 show(struct store_url *u)
 {
@@ -223,8 +240,8 @@ show(struct store_url *u)
 
 	who[0] = '\0';
 	if (u->user[0] != '\0' || u->has_password)
-		(void)snprintf(who, sizeof(who), "%s%s@", u->user,
-		    u->has_password ? ":***" : "");
+		(void)snprintf(who, sizeof(who), "%s:%s@", u->user,
+		    u->has_password ? "***" : "");
 	if (u->unix_socket) {
 		(void)snprintf(u->shown, sizeof(u->shown), UNIX_SCHEME "%s%s",
 		    who, u->path);
@@ -264,8 +281,9 @@ parse(const char *text, struct store_url *u)
 
 /*
  * A URL as typed, with what may be a password as "***": from the first
- * ':' after the scheme (or the start) to the last '@'.  For messages
- * about URLs that could not be parsed.
+ * ':' after the scheme (or the start) to the last '@', or all before that
+ * '@' when it has no ':' (a password alone).  For messages about URLs
+ * that could not be parsed.
  */
 static const char *
 url_mask(char *out, size_t size, const char *text)
@@ -273,14 +291,47 @@ url_mask(char *out, size_t size, const char *text)
 	const char *start = strstr(text, "://"), *at, *colon;
 
 	start = start == NULL ? text : start + 3;
-	at = strrchr(start, '@');
-	colon = at == NULL ? NULL : memchr(start, ':', (size_t)(at - start));
-	if (colon == NULL)
+	if ((at = strrchr(start, '@')) == NULL)
 		(void)snprintf(out, size, "%s", text);
+	else if ((colon = memchr(start, ':', (size_t)(at - start))) == NULL)
+		(void)snprintf(out, size, "%.*s***%s", (int)(start - text),
+		    text, at);
 	else
 		(void)snprintf(out, size, "%.*s***%s", (int)(colon + 1 - text),
 		    text, at);
 	return out;
+}
+
+/*
+ * text[0..len) into out, as much as fits in size, with each occurrence
+ * of a secret (NULL or empty: none) as "***": the words of a server, or
+ * of a proxy, that may echo the password.  Masked before it is cut, so
+ * that no part of a password shows at the cut either.
+ */
+void
+url_hide(char *out, size_t size, const char *text, size_t len,
+    const char *secret, const char *other)
+{
+	const char *const secrets[] = { secret, other };
+	size_t i = 0, n = 0, k, slen;
+
+	if (size == 0)
+		return;
+	while (i < len && n + 1 < size) {
+		for (k = 0; k < 2; k++) {
+			if (secrets[k] == NULL || (slen = strlen(secrets[k])) ==
+			    0 || slen > len - i ||
+			    memcmp(text + i, secrets[k], slen) != 0)
+				continue;
+			n += (size_t)snprintf(out + n, size - n, "***");
+			n = n < size ? n : size - 1;
+			i += slen;
+			break;
+		}
+		if (k == 2)
+			out[n++] = text[i++];
+	}
+	out[n] = '\0';
 }
 
 /*

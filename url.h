@@ -2,7 +2,8 @@
 /*
  * The URL of --store (and RETRY_STORE): redis://[user:password@]host[:port]
  * [/db] or redis+unix://[user:password@]/path[?db=N], checked and split
- * without I/O, and shown with its password as "***".
+ * without I/O, and shown with its password as "***"; and server text
+ * with the password masked.
  */
 #ifndef URL_H
 #define URL_H
@@ -29,5 +30,7 @@ struct store_url {
 
 int		 url_check(const char *, const char *, struct store_url *,
 		    char *, size_t);
+void		 url_hide(char *, size_t, const char *, size_t, const char *,
+		    const char *);
 
 #endif

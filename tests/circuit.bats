@@ -832,6 +832,29 @@ fifty() {
 	[ "${stderr_lines[-2]}" = "retry: attempt 2/2 failed with exit 1; giving up: no attempts left" ]
 }
 
+@test "a retry that must wait for the budget does not hold the probe: a first attempt of another run probes meanwhile" {
+	"$RETRY" -v -n2 -b 1ms -j none --budget 1/1m --circuit bp sh -c '
+		[ "$RETRY_ATTEMPT" = 1 ] || exit 1
+		touch started; until [ -e go ]; do sleep 0.02; done; exit 1' \
+	    2>err 3>&- &
+	local a=$!
+	later "$a"
+	wait_for started
+	# Meanwhile the circuit opened, is due to half-open, and the budget
+	# is spent: its retry would probe, but must wait for the budget.
+	printf 'retry-circuit 1\nstate open\nfailures 5\nopenings 1\nhalf-open-at 1\nprobe 0\nbudget 1 60000000000\nretries 1 %s\n' \
+	    "$(now_ns)" >state/bp
+	touch go
+	wait_for_text err 'retry budget of circuit bp spent; waiting'
+	run -0 "$RETRY" --circuit-status bp
+	[ "${lines[1]}" = "state:     open, half-opens at the next attempt" ]
+	run -0 --separate-stderr "$RETRY" -D 2s --circuit bp touch ran
+	[ -e ran ]
+	[ "$(rec bp state)" = closed ]
+	kill -TERM "$a"
+	wait "$a" || true
+}
+
 # --- signals and deadlines during the waits ------------------------------
 
 # term_during_wait REGEX: with retry started in the background as $pid
@@ -894,6 +917,28 @@ term_during_wait() {
 	gone "$pid" 300
 	wait "$pid"
 	[ -e ran ]
+}
+
+@test "an attempt stopped at the deadline counts when the record's lock frees within 100 ms past it" {
+	fail_once dl
+	local start wake rc=0
+	start=$(now_ms)
+	"$RETRY" -n1 -D 1s --circuit dl sh -c 'touch started; sleep 30' \
+	    2>err 3>&- &
+	local r=$!
+	later "$r"
+	wait_for started
+	hold_lock state/.dl.lock
+	# Held over the deadline, let go 30 ms past it.
+	wake=$((start + 1030))
+	while [ "$(now_ms)" -lt "$wake" ]; do
+		sleep 0.01
+	done
+	kill -KILL "$holder"
+	wait "$r" || rc=$?
+	[ "$rc" -eq 124 ]
+	[ "$(cat err)" = "retry: attempt 1/1 timed out at the deadline; giving up" ]
+	[ "$(rec dl failures)" = 2 ]
 }
 
 @test "the deadline bounds a wait for the record's lock: 124, no attempt" {

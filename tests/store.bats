@@ -393,6 +393,80 @@ open_circuit() {
 	[ "$(rcli get 'retry:{lt}:probe')" = another-run ]
 }
 
+@test "a retry that must wait for the budget does not hold the probe: a first attempt of another host probes meanwhile" {
+	on A "$RETRY" -v -n2 -b 1ms -j none --budget 1/1m --circuit bp \
+	    --store "$STORE" sh -c '
+		[ "$RETRY_ATTEMPT" = 1 ] || exit 1
+		touch started; until [ -e go ]; do sleep 0.02; done; exit 1' \
+	    2>err.A 3>&- &
+	local a=$! t
+	later "$a"
+	wait_for started
+	# Meanwhile the circuit opened, is due to half-open, and the budget
+	# is spent: A's retry would probe, but must wait for the budget.
+	t=$(rcli time | tr '\n' ' ' | awk '{ printf "%d%06d", $1, $2 }')
+	rcli hset 'retry:{bp}:state' s 1 f 5 o 1 h 1 >/dev/null
+	rcli zadd 'retry:{bp}:retries' "$t" other-run >/dev/null
+	touch go
+	wait_for_text err.A 'retry budget of circuit bp spent; waiting'
+	[ -z "$(rcli get 'retry:{bp}:probe')" ]
+	run -0 "$RETRY" --circuit-status bp --store "$STORE"
+	[ "${lines[1]}" = "state:     open, half-opens at the next attempt" ]
+	on B run -0 --separate-stderr "$RETRY" -D 2s --circuit bp \
+	    --store "$STORE" touch ran
+	[ -e ran ]
+	[ "$(field bp s)" = 0 ]
+	kill -TERM "$a"
+	wait "$a" || true
+}
+
+@test "a store stopped mid-probe holds the attempt no longer than -T, or -D and the kill-after: the lease's renewal ends at the limit" {
+	server
+	local url=redis+unix://$OWN/sock redis start took rc=0
+	redis=$(cat "$OWN/pid")
+	on A "$RETRY" -q -n1 --circuit sd --trip 1 --cool 50ms --store "$url" \
+	    false || true
+	sleep 0.1
+	# -D 1.5s, and an attempt that ignores SIGTERM: SIGKILL 200 ms later.
+	start=$(now_ms)
+	on A "$RETRY" -n1 -D 1.5s -k 200ms --circuit sd --store "$url" \
+	    --store-timeout 5s sh -c 'trap "" TERM; touch started; sleep 30' \
+	    2>err 3>&- &
+	local r=$!
+	later "$r"
+	wait_for started
+	kill -STOP "$redis"
+	wait "$r" || rc=$?
+	took=$(($(now_ms) - start))
+	kill -CONT "$redis"
+	echo "status $rc after $took ms: $(cat err)"
+	[ "$rc" -eq 124 ]
+	# The deadline, the kill-after, 100 ms to record it; slack for two
+	# shared cores.
+	between "$took" 1700 2100
+	# -T 1.1s: the attempt is stopped then, not when the renewal gives up.
+	rm started
+	redis-cli -s "$OWN/sock" flushall >/dev/null
+	on A "$RETRY" -q -n1 --circuit sd --trip 1 --cool 50ms --store "$url" \
+	    false || true
+	sleep 0.1
+	start=$(now_ms)
+	on A "$RETRY" -n1 -T 1.1s --circuit sd --store "$url" --store-timeout 1.5s \
+	    sh -c 'trap "clock-now >killed; exit 1" TERM; touch started
+		while :; do sleep 0.02; done' 2>err 3>&- &
+	r=$!
+	later "$r"
+	wait_for started
+	kill -STOP "$redis"
+	rc=0
+	wait "$r" || rc=$?
+	kill -CONT "$redis"
+	cat err
+	[ "$rc" -eq 124 ]
+	between $(($(cat killed) - start)) 1100 1500
+	grep -q '^retry: attempt 1/1 timed out after 1.100s' err
+}
+
 # --- when the store fails -----------------------------------------------------
 
 @test "the store stopped mid-run: the runs finish as if without a circuit, one warning each" {
@@ -432,6 +506,29 @@ retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 	expect_stderr "retry: store $url: Connection refused"
 	run -125 --separate-stderr "$RETRY" --circuit-reset m --store "$url"
 	expect_stderr "retry: store $url: Connection refused"
+}
+
+@test "--store-fail closed: a store that fails while the probe's lease is renewed is said, also when the probe then succeeds" {
+	server
+	local url=redis+unix://$OWN/sock redis rc=0
+	redis=$(cat "$OWN/pid")
+	on A "$RETRY" -q -n1 --circuit rf --trip 1 --cool 50ms --store "$url" \
+	    false || true
+	sleep 0.1
+	on A "$RETRY" -n1 --circuit rf --store "$url" --store-timeout 200ms \
+	    --store-fail closed --report r sh -c 'touch started; sleep 1.5' \
+	    2>err 3>&- &
+	local r=$!
+	later "$r"
+	wait_for started
+	kill -STOP "$redis"
+	wait "$r" || rc=$?
+	kill -CONT "$redis"
+	# The probe succeeded: 0, but the store failed and its end is lost.
+	[ "$rc" -eq 0 ]
+	[ "$(cat err)" = "retry: store $url: no answer within $(shown 200ms); the end of attempt 1 was not recorded (--store-fail closed)" ]
+	grep -q '^  "store": "unavailable",$' r
+	[ "$(redis-cli -s "$OWN/sock" hget 'retry:{rf}:state' s)" = 2 ]
 }
 
 # slow MS: a proxy to the file's server that holds its answers MS ms; its
@@ -510,6 +607,30 @@ retry: attempt 1/1 failed with exit 1; giving up: no attempts left"
 	[ "${#stderr_lines[@]}" -eq 2 ]
 }
 
+# fake REPLY [AUTH_REPLY]: a fake server on 127.0.0.1 that answers every
+# command with the bytes REPLY, and AUTH with AUTH_REPLY; its URL in $FAKE.
+fake() {
+	rm -f fake.port
+	slow-proxy -a fake.port "$@" 3>&- &
+	later "$!"
+	disown "$!"	# killed in teardown: no word from bash about it
+	wait_for fake.port
+	FAKE=redis://127.0.0.1:$(cat fake.port)
+}
+
+@test "a reply outside the script's contract is a store failure: a first attempt told to wait for the budget runs, or ends 75, never 0 with nothing run" {
+	fake $'*3\r\n:0\r\n:0\r\n:5000\r\n'
+	run -0 --separate-stderr "$RETRY" -n3 -D 2s --circuit fk --store "$FAKE" \
+	    touch ran
+	expect_stderr "retry: store $FAKE: an unexpected reply; going on without circuit fk"
+	[ -e ran ]
+	rm ran
+	run -75 --separate-stderr "$RETRY" -n3 -D 2s --circuit fk --store "$FAKE" \
+	    --store-fail closed touch ran
+	expect_stderr "retry: store $FAKE: an unexpected reply; giving up (--store-fail closed)"
+	[ ! -e ran ]
+}
+
 # --- passwords and rights ------------------------------------------------------
 
 @test "requirepass: the URL's password, or REDISCLI_AUTH; wrong or missing: one line, 125; never shown" {
@@ -546,6 +667,65 @@ retry: attempt 1/1 failed with exit 1; giving up: no attempts left"
 	[ ! -e ran2 ]
 	run -125 --separate-stderr "$RETRY" --circuit-status pw --store "redis+unix://$sock"
 	expect_stderr "retry: store redis+unix://$sock: the server wants a password: give it in the URL or REDISCLI_AUTH"
+}
+
+@test "a password alone before the '@' is a password, as redis-cli reads it; no message shows it, not even in a server's words" {
+	server --requirepass S3cret-alone
+	local sock=$OWN/sock
+	run -0 --separate-stderr "$RETRY" -v -n1 --circuit al \
+	    --store "redis+unix://S3cret-alone@$sock" touch ran
+	[ -e ran ]
+	matches "$stderr" "store redis\\+unix://:\\*\\*\\*@$sock,"
+	[[ $stderr != *S3cret* ]]
+	run -125 --separate-stderr "$RETRY" -n1 --circuit al \
+	    --store "redis+unix://S3cret-wrong@$sock" touch ran2
+	expect_stderr "retry: store redis+unix://:***@$sock: AUTH: WRONGPASS invalid username-password pair or user is disabled."
+	[ ! -e ran2 ]
+	# Malformed, masked all the same.
+	run -125 --separate-stderr "$RETRY" --circuit al \
+	    --store "redis://S3cret-alone@h:0" touch ran2
+	expect_stderr "retry: --store 'redis://***@h:0': invalid port: a number from 1 to 65535"
+	# A server (or a proxy) that echoes what it was sent: the URL's
+	# password, or REDISCLI_AUTH, is masked in its words, cut or not.
+	local long
+	long=$(printf 'x%.0s' {1..150})
+	fake $'+OK\r\n' "-ERR $long S3cret-echoed"$'\r\n'
+	run -125 --separate-stderr "$RETRY" --circuit al \
+	    --store "redis://u:S3cret-echoed@${FAKE#redis://}" touch ran2
+	expect_stderr "retry: store redis://u:***@${FAKE#redis://}: AUTH: ERR $long ***"
+	REDISCLI_AUTH=S3cret-echoed run -125 --separate-stderr "$RETRY" \
+	    --circuit al --store "$FAKE" touch ran2
+	[[ $stderr == "retry: store $FAKE: AUTH: ERR x"* ]]
+	[[ $stderr != *S3cret* ]]
+	fake "-NOPERM not for you, S3cret-echoed"$'\r\n' $'+OK\r\n'
+	REDISCLI_AUTH=S3cret-echoed run -125 --separate-stderr "$RETRY" \
+	    --circuit al --store "$FAKE" touch ran2
+	expect_stderr "retry: store $FAKE: NOPERM not for you, ***"
+	run -125 --separate-stderr "$RETRY" --circuit al \
+	    --store "redis://:S3cret-echoed@${FAKE#redis://}" touch ran2
+	expect_stderr "retry: store redis://:***@${FAKE#redis://}: NOPERM not for you, ***"
+	[ ! -e ran2 ]
+}
+
+@test "REDISCLI_AUTH against a server without a password: the run goes on without it, as redis-cli does; a '/' or '?' in a password is named" {
+	REDISCLI_AUTH=for-another-server run -1 --separate-stderr "$RETRY" -n1 \
+	    --circuit na --store "$STORE" false
+	expect_stderr "retry: attempt 1/1 failed with exit 1; giving up: no attempts left"
+	[ "$(field na f)" = 1 ]
+	REDISCLI_AUTH=for-another-server run -1 --separate-stderr "$RETRY" -v \
+	    -n1 --circuit na --store "$STORE" false
+	[ "${stderr_lines[2]}" = "retry: store $STORE: the server has no password; going on without one" ]
+	[ "$(field na f)" = 2 ]
+	run -125 --separate-stderr "$RETRY" --circuit na \
+	    --store "redis://u:pass/word@h" touch ran
+	expect_stderr "retry: --store 'redis://u:***@h': a '/' in the user or password: write it as %2F"
+	run -125 --separate-stderr "$RETRY" --circuit na \
+	    --store "redis://pass?word@h:1" touch ran
+	expect_stderr "retry: --store 'redis://***@h:1': a '?' in the user or password: write it as %3F"
+	run -125 --separate-stderr "$RETRY" --circuit na \
+	    --store "redis+unix://u:pass/word@/run/redis.sock" touch ran
+	expect_stderr "retry: --store 'redis+unix://u:***@/run/redis.sock': a '/' in the user or password: write it as %2F"
+	[ ! -e ran ]
 }
 
 # acl_user PASSWORD: the user that retry-circuit(7) tells how to make, on $OWN.

@@ -57,6 +57,35 @@ teardown() {
 	[ -e ran ]
 }
 
+@test "a directory that only its owner's private group may write is accepted; one that a group with others may write is refused" {
+	local grp
+	grp=$(id -gn)
+	# A private group: the user's alone, by primary group and by its list.
+	if [ "$(awk -F: -v g="$(id -g)" '$4 == g { print $3 }' /etc/passwd)" != "$(id -u)" ] ||
+	    [ -n "$(awk -F: -v g="$grp" '$1 == g { print $4 }' /etc/group)" ]; then
+		skip "$grp is not a group of $(id -un) alone"
+	fi
+	mkdir home
+	chmod 775 home
+	unset RETRY_STATE_DIR XDG_STATE_HOME
+	HOME=$PWD/home run -0 --separate-stderr "$RETRY" --circuit pg touch ran
+	[ "$stderr" = "" ]
+	[ -e ran ] && [ -d home/.local/state/retry ]
+	chmod 775 home/.local/state/retry
+	HOME=$PWD/home run -1 "$RETRY" -q -n1 --circuit pg false
+	[ "$(awk '$1 == "failures" { print $2 }' home/.local/state/retry/pg)" = 1 ]
+	# Another user's group, or a group of no one: refused, as before.
+	[ "$(id -u)" -eq 0 ] || return 0
+	local g
+	for g in nogroup adm; do
+		getent group "$g" >/dev/null || continue
+		chgrp "$g" home
+		HOME=$PWD/home run -125 --separate-stderr "$RETRY" --circuit pg touch ran2
+		expect_stderr "retry: $PWD/home is writable by other users; make it go-w"
+	done
+	[ ! -e ran2 ]
+}
+
 @test "a state directory that others may write (0777) is refused" {
 	mkdir -m 777 state
 	chmod 777 state

@@ -6,6 +6,9 @@
  * listens, and relays each connection to SOCKET, holding what the server
  * sends for DELAY_MS before passing it on.
  * slow-proxy -p: prints a TCP port of 127.0.0.1 that is free, and exits.
+ * slow-proxy -a PORTFILE REPLY [AUTH_REPLY]: no proxy but a fake server,
+ * listening as above, that answers every command with the bytes REPLY,
+ * whatever it is, and AUTH with AUTH_REPLY (by default REPLY).
  */
 #include "../../compat.h"	/* first: the feature macros */
 
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -192,12 +196,78 @@ serve(int lfd, const char *path, long long delay)
 	}
 }
 
+/*
+ * The length of the first command (a RESP array of bulk strings) in buf
+ * when it is whole, else 0; -1 if it is not RESP.  *auth: it is AUTH.
+ */
+static long
+command(const char *buf, size_t len, int *auth)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	long items, size, i;
+
+	*auth = 0;
+	if (p == end || (nl = memchr(p, '\n', len)) == NULL)
+		return 0;
+	if (*p != '*')
+		return -1;
+	items = strtol(p + 1, NULL, 10);
+	for (i = 0, p = nl + 1; i < items; i++) {
+		if (p == end || (nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			return 0;
+		if (*p != '$')
+			return -1;
+		size = strtol(p + 1, NULL, 10);
+		if (size < 0 || end - (nl + 1) < size + 2)
+			return 0;
+		if (i == 0 && size == 4 && strncasecmp(nl + 1, "AUTH", 4) == 0)
+			*auth = 1;
+		p = nl + 1 + size + 2;
+	}
+	return p - buf;
+}
+
+/*
+ * The fake server: one client at a time, each command answered with
+ * reply, AUTH with auth_reply.
+ */
+static int
+answer(int lfd, const char *reply, const char *auth_reply)
+{
+	char buf[HELD];
+	const char *r;
+	size_t len;
+	ssize_t got;
+	long used;
+	int fd, auth;
+
+	for (;;) {
+		if ((fd = accept(lfd, NULL, NULL)) == -1)
+			return fail("accept");
+		len = 0;
+		while ((got = read(fd, buf + len, sizeof(buf) - len)) > 0) {
+			len += (size_t)got;
+			while ((used = command(buf, len, &auth)) > 0) {
+				r = auth ? auth_reply : reply;
+				if (write_all(fd, r, strlen(r)) == -1)
+					break;
+				memmove(buf, buf + used, len - (size_t)used);
+				len -= (size_t)used;
+			}
+			if (used == -1 || len == sizeof(buf))
+				break;
+		}
+		(void)close(fd);
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
 	char tmp[4096];
+	const char *portfile;
 	FILE *f;
-	int lfd, port, i;
+	int lfd, port, i, fake;
 
 	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
 		return fail("signal");
@@ -207,19 +277,24 @@ main(int argc, char *argv[])
 		(void)close(lfd);
 		return printf("%d\n", port) < 0 ? 2 : 0;
 	}
-	if (argc != 4) {
+	if (argc != 4 && (argc != 5 || strcmp(argv[1], "-a") != 0)) {
 		(void)fprintf(stderr,
 		    "usage: slow-proxy portfile socket delay-ms\n"
+		    "       slow-proxy -a portfile reply [auth-reply]\n"
 		    "       slow-proxy -p\n");
 		return 2;
 	}
+	fake = strcmp(argv[1], "-a") == 0;
 	for (i = 0; i < PAIRS; i++)
 		pairs[i].client = pairs[i].server = -1;
 	if ((lfd = listener(&port)) == -1 || listen(lfd, 64) == -1)
 		return fail("socket");
-	(void)snprintf(tmp, sizeof(tmp), "%s.tmp", argv[1]);
+	portfile = fake ? argv[2] : argv[1];
+	(void)snprintf(tmp, sizeof(tmp), "%s.tmp", portfile);
 	if ((f = fopen(tmp, "w")) == NULL || fprintf(f, "%d\n", port) < 0 ||
-	    fclose(f) == EOF || rename(tmp, argv[1]) == -1)
-		return fail(argv[1]);
+	    fclose(f) == EOF || rename(tmp, portfile) == -1)
+		return fail(portfile);
+	if (fake)
+		return answer(lfd, argv[3], argc == 5 ? argv[4] : argv[3]);
 	return serve(lfd, argv[2], strtoll(argv[3], NULL, 10));
 }
