@@ -526,7 +526,8 @@ retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 	kill -CONT "$redis"
 	# The probe succeeded: 0, but the store failed and its end is lost.
 	[ "$rc" -eq 0 ]
-	[ "$(cat err)" = "retry: store $url: no answer within $(shown 200ms); the end of attempt 1 was not recorded (--store-fail closed)" ]
+	[ "$(cat err)" = "retry: circuit rf is half-open; this run probes it
+retry: store $url: no answer within $(shown 200ms); the end of attempt 1 was not recorded (--store-fail closed)" ]
 	grep -q '^  "store": "unavailable",$' r
 	[ "$(redis-cli -s "$OWN/sock" hget 'retry:{rf}:state' s)" = 2 ]
 }
