@@ -47,10 +47,11 @@ name_job(const char *path)
 	if (len > 5 && strcmp(base + len - 5, ".prom") == 0)
 		len -= 5;
 	for (i = 0; i < len && at + 3 < sizeof(job); i++) {
-		if (base[i] == '\\' || base[i] == '"' || base[i] == '\n') {
+		if (base[i] == '\\' || base[i] == '"' || base[i] == '\n')
 			job[at++] = '\\';
-			job[at++] = base[i] == '\n' ? 'n' : base[i];
-		} else
+		if (base[i] == '\n')
+			job[at++] = 'n';
+		else
 			job[at++] = base[i];
 	}
 	job[at] = '\0';

@@ -795,6 +795,7 @@ proc_run_hook(char *const argv[], int out, const struct limit *lim,
 	fds[1] = fds[2] = out;
 	child_fds = fds;
 	e->error = start(argv, 0);
+	child_fds = NULL;	/* fds lives no longer than this call */
 	if (close(fds[0]) == -1)
 		fatal("close");
 	if (e->error == 0)

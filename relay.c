@@ -152,12 +152,12 @@ match_here(struct relay *r, const struct pump *p, char *s, size_t n)
 static void
 line_add(struct relay *r, struct pump *p, const char *s, size_t n)
 {
-	size_t room = LINEMAX - 1 - p->linelen;
+	size_t space = LINEMAX - 1 - p->linelen;
 
 	if (p->skipping)
 		return;
-	if (n > room)
-		n = room;
+	if (n > space)
+		n = space;
 	memcpy(p->line + p->linelen, s, n);
 	p->linelen += n;
 	if (p->linelen == LINEMAX - 1) {
