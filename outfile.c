@@ -37,14 +37,6 @@
 #define WALK_DIR	O_RDONLY
 #endif
 
-/* A link at the end of a path, which the kernel may follow to where its
-   text cannot: those of /proc/PID/fd say "pipe:[N]". */
-struct last_link {
-	int		 dir;		/* -1: none */
-	char		 name[NAME_MAX + 1];
-	struct stat	 st;		/* what the kernel reaches through it */
-};
-
 /* dir's path as walked, for messages: shown, then "/" and name. */
 static void
 join(char *shown, size_t size, const char *name)
@@ -115,46 +107,26 @@ start_at(struct outfile *of, const char *path, char *shown, size_t size)
 }
 
 /*
- * Remembers the link name at the end of a path, with what the kernel
- * reaches through it, in case its text leads nowhere (a link of /proc).
+ * Whether shown, a directory as walked, is one of /proc/PID/fd, where
+ * /dev/stdout and /dev/fd/N lead on Linux: its links name a descriptor's
+ * file, whose text ("pipe:[N]", or a path that another file may have
+ * taken since) is not where it is.
  */
 static int
-remember(struct last_link *l, int dir, const char *name)
+descriptors(const char *shown)
 {
-	if (l->dir != -1 && close(l->dir) == -1)
-		return -1;
-	l->dir = -1;
-	if (fstatat(dir, name, &l->st, 0) == -1)
-		return 0;	/* dangling: its text says where to make it */
-	if ((l->dir = fcntl(dir, F_DUPFD_CLOEXEC, 0)) == -1)
-		return -1;
-	(void)snprintf(l->name, sizeof(l->name), "%s", name);
-	return 0;
+	size_t len = strlen(shown);
+
+	return strncmp(shown, "/proc/", 6) == 0 && len > 9 &&
+	    strcmp(shown + len - 3, "/fd") == 0;
 }
 
-/*
- * The walk's end: where the last link's text led, unless that is not what
- * the kernel reaches through the link (the text of a link of /proc is not
- * a path): then the link itself, to be opened through (of->follow).
- */
+/* The walk's end: a directory is refused; on failure nothing is open. */
 static int
-arrive(struct outfile *of, struct last_link *l, struct stat *st, int walked)
+arrive(struct outfile *of, const struct stat *st, int walked)
 {
 	int e = errno;
 
-	if (l->dir != -1 && of->refused[0] == '\0' && (walked == -1 ||
-	    st->st_mode == 0 || st->st_dev != l->st.st_dev ||
-	    st->st_ino != l->st.st_ino)) {
-		if ((walked = close_dir(of)) == -1)
-			e = errno;	/* l->dir is closed below, as of->dir */
-		of->dir = l->dir;
-		l->dir = -1;
-		(void)snprintf(of->name, sizeof(of->name), "%s", l->name);
-		*st = l->st;
-		of->follow = 1;
-	}
-	if (l->dir != -1 && close(l->dir) == -1 && walked == 0)
-		walked = -1, e = errno;
 	if (walked == 0 && S_ISDIR(st->st_mode))
 		walked = -1, e = EISDIR;	/* also through a link */
 	if (walked == -1) {
@@ -178,7 +150,6 @@ static int
 walk(struct outfile *of, const char *path, struct stat *st)
 {
 	char rest[PATH_MAX], next[PATH_MAX], text[PATH_MAX], shown[PATH_MAX];
-	struct last_link l = { .dir = -1 };
 	int links = 0, last, walked = -1;
 	char *name = rest, *more;
 	ssize_t n;
@@ -256,8 +227,20 @@ walk(struct outfile *of, const char *path, struct stat *st)
 		    sizeof(text) - 1)) == -1)
 			break;
 		text[n] = '\0';
-		if (last && remember(&l, of->dir, name) == -1)
+		if (last && descriptors(shown)) {
+			/* Opened through, as the descriptor it names. */
+			if (of->how == NEVER_IN_PLACE)
+				(void)snprintf(of->refused,
+				    sizeof(of->refused), "leads to a file "
+				    "descriptor, which cannot be replaced");
+			else if (fstatat(of->dir, name, st, 0) == 0) {
+				(void)snprintf(of->name, sizeof(of->name),
+				    "%s", name);
+				of->follow = 1;
+				walked = 0;
+			}
 			break;
+		}
 		/* The link's text takes its place in what is left. */
 		if (snprintf(next, sizeof(next), "%s%s%s", text,
 		    last ? "" : "/", last ? "" : more) >= (int)sizeof(next)) {
@@ -276,7 +259,7 @@ walk(struct outfile *of, const char *path, struct stat *st)
 	}
 	if (walked == -1)
 		memset(st, 0, sizeof(*st));
-	return arrive(of, &l, st, walked);
+	return arrive(of, st, walked);
 }
 
 /* Whether what *st says is there is written as it is. */
@@ -491,6 +474,7 @@ outfile_append(struct outfile *of, const char *path)
 
 	memset(of, 0, sizeof(*of));
 	of->path = path;
+	of->how = DEVICES_IN_PLACE;	/* appended to, never replaced */
 	of->dir = -1;
 	if (walk(of, path, &st) == -1)
 		return -1;

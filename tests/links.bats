@@ -175,7 +175,7 @@ mine.json" ]
 	grep -qx 'outcome=success' outputs
 }
 
-@test "/dev/stdout, /dev/fd/N and a process substitution still take the report" {
+@test "/dev/stdout, /dev/fd/N and a process substitution still take the report; --metrics cannot replace a descriptor" {
 	run -0 --separate-stderr "$RETRY" --report /dev/stdout true
 	[[ $output == *'"outcome": "success"'* ]]
 	[ "$stderr" = "" ]
@@ -184,5 +184,17 @@ mine.json" ]
 	[[ $output == *'"outcome": "success"'* ]]
 	run -0 "$RETRY" --report >(cat >got) true
 	wait_for_text got '"outcome": "success"'
+	# A descriptor's file is the descriptor's, whatever its link's text
+	# says: written through it, never replaced by a file beside it.
+	echo old >out
+	local before
+	before=$(ls -i out | awk '{ print $1 }')
+	"$RETRY" --report /dev/stdout true >out
+	grep -q '"outcome": "success"' out
+	[ "$(ls -i out | awk '{ print $1 }')" = "$before" ]
+	[ "$(ls | grep -c '^out')" -eq 1 ]
+	run -125 --separate-stderr sh -c '"$0" --metrics /dev/stdout touch ran >out' "$RETRY"
+	expect_stderr "retry: --metrics '/dev/stdout': leads to a file descriptor, which cannot be replaced"
+	[ ! -e ran ]
 	[ -c /dev/null ] && [ -L /dev/stdout ]
 }
