@@ -45,6 +45,7 @@
 #include "env.h"
 #include "msg.h"
 #include "outcome.h"
+#include "outfile.h"
 #include "parse.h"
 #include "random.h"
 #include "run.h"
@@ -333,28 +334,19 @@ annotate(const struct event *ev)
 
 /*
  * Opens the file that variable name gave, to append to it; -1 and one
- * warning when it cannot.  O_NONBLOCK: a FIFO there cannot hold retry.
- * A symbolic link is refused for now; retry will have one rule for the
- * links of every file it writes (a later issue).
+ * warning when it cannot.  Through a symbolic link only as outfile.c
+ * follows one for every file retry writes; a FIFO there cannot hold
+ * retry.
  */
 static int
 open_append(const char *name, const char *path)
 {
-	struct stat st;
-	int fd, saved;
+	struct outfile of;
+	int fd;
 
-	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK |
-	    O_NOFOLLOW);
-	if (fd >= 0)
-		return fd;
-	saved = errno;
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-		warningx("%s '%s': a symbolic link, not followed", name, path);
-	else {
-		errno = saved;
-		warning("%s '%s'", name, path);
-	}
-	return -1;
+	if ((fd = outfile_append(&of, path)) == -1)
+		warningx("%s '%s': %s", name, path, outfile_why(&of));
+	return fd;
 }
 
 /* text in one write(2), then fd closed; one warning if either fails. */

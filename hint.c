@@ -31,6 +31,10 @@ static char	 hint_path[PATH_MAX];	/* the two, for RETRY_AFTER_FILE */
  * $TMPDIR/retry-UID, else /tmp/retry-UID, made 0700 the first time, and
  * after that only checked, as tmux checks its socket directory: a
  * directory and not a symbolic link, ours, closed to everyone else.
+ * That already keeps outfile.c's rule for links (another user's link is
+ * never followed where retry writes): retry itself writes nothing there,
+ * its last name is never followed, and no other user can put an entry in
+ * it; an entry is opened with O_NOFOLLOW all the same.
  * Returns its descriptor, or -1 with why in *why.
  */
 static int

@@ -58,15 +58,16 @@ name_job(const char *path)
 }
 
 /*
- * --metrics FILE: checked now, so that a directory that cannot take it is
- * a usage error before anything runs; written when the run ends.  A
- * symbolic link or a FIFO at FILE is replaced, never written through.
+ * --metrics FILE: checked now, so that a directory that cannot take it,
+ * or a link that outfile.c does not follow, is a usage error before
+ * anything runs; written when the run ends.  What FILE leads to is
+ * replaced, a FIFO too, never written through.
  */
 void
 metrics_start(const char *path)
 {
 	if (outfile_check(&out, path, NEVER_IN_PLACE) == -1)
-		fatalx("--metrics '%s': %s", path, strerror(errno));
+		fatalx("--metrics '%s': %s", path, outfile_why(&out));
 	name_job(path);
 	writing = 1;
 }
@@ -90,7 +91,7 @@ put_seconds(FILE *f, int64_t ns)
  * The last success that the job's previous FILE says, as it wrote it
  * (digits and a point), into buf; "0" when there is none, or when the
  * FILE is not a regular file of this user's (then it is not ours to
- * believe).  Nothing there can hold retry: O_NONBLOCK, O_NOFOLLOW.
+ * believe).  Read after outfile_open(), from what FILE leads to.
  */
 static void
 last_success_before(char *buf, size_t size)
@@ -104,8 +105,7 @@ last_success_before(char *buf, size_t size)
 	int fd;
 
 	(void)snprintf(buf, size, "0");
-	if ((fd = open(out.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC)) == -1)
+	if ((fd = outfile_previous(&out)) == -1)
 		return;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_uid == geteuid())
@@ -182,14 +182,14 @@ metrics_event(const struct event *ev)
 		return;
 	writing = 0;
 	end_real = realtime_now();
-	last_success_before(last, sizeof(last));
 	if ((f = outfile_open(&out, 0644)) == NULL) {
-		warning("--metrics '%s'", out.path);
+		warningx("--metrics '%s': %s", out.path, outfile_why(&out));
 		return;
 	}
+	last_success_before(last, sizeof(last));
 	put_metrics(f, ev, end_real, last);
 	if (outfile_close(&out, f) == -1)
-		warning("--metrics '%s'", out.path);
+		warningx("--metrics '%s': %s", out.path, outfile_why(&out));
 }
 
 /* On a way out that never came to RUN_ENDS: no temporary file is left. */

@@ -292,7 +292,7 @@ void
 report_start(const char *path)
 {
 	if (report_open(&run_report, path) == -1)
-		fatalx("--report '%s': %s", path, strerror(errno));
+		fatalx("--report '%s': %s", path, outfile_why(&run_report.out));
 	reporting = 1;
 }
 
@@ -343,7 +343,8 @@ finish(const struct event *ev)
 	e.signal = ev->signal;
 	e.total = monotonic_now() - r->start;
 	if (report_finish(&run_report, &e) == -1)
-		warning("--report '%s'", p->report);
+		warningx("--report '%s': %s", p->report,
+		    outfile_why(&run_report.out));
 	reporting = 0;
 }
 

@@ -234,11 +234,11 @@ retry: attempt 2/2 failed with exit 1; giving up: no attempts left"
 @test "GitHub: a file that cannot be written is one warning each, and the exit status is what it was" {
 	github
 	mkdir dir
-	ln -s "$outputs" link
+	ln -s loop loop	# links as for every file: tests/links.bats
 	run -3 --separate-stderr env GITHUB_STEP_SUMMARY="$PWD/dir" \
-	    GITHUB_OUTPUT="$PWD/link" "$RETRY" -q -n 1 sh -c 'exit 3'
+	    GITHUB_OUTPUT="$PWD/loop" "$RETRY" -q -n 1 sh -c 'exit 3'
 	[ "$(grep '^retry:' <<<"$stderr")" = "retry: GITHUB_STEP_SUMMARY '$PWD/dir': Is a directory
-retry: GITHUB_OUTPUT '$PWD/link': a symbolic link, not followed" ]
+retry: GITHUB_OUTPUT '$PWD/loop': more than 40 symbolic links on the way" ]
 	[ ! -s "$outputs" ]
 	run -0 --separate-stderr env GITHUB_STEP_SUMMARY="$PWD/none/s" \
 	    GITHUB_OUTPUT="$PWD/none/o" "$RETRY" -q true
