@@ -66,8 +66,17 @@ may_follow(struct outfile *of, const char *shown, const char *name,
 
 	if (fstat(of->dir, &dir) == -1)
 		return -1;
-	if (link->st_uid == geteuid() || dir.st_uid == link->st_uid ||
-	    (dir.st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+	if (link->st_uid == geteuid() || link->st_uid == 0)
+		return 0;
+	/*
+	 * Stricter than the kernel, which also follows a link in its owner's
+	 * own directory: there its owner could point it anywhere, and a
+	 * root run would write where that user cannot.  So another user's
+	 * link is followed only where that user could not have put it: a
+	 * directory not theirs and open to no one but its owner.
+	 */
+	if (dir.st_uid != link->st_uid &&
+	    (dir.st_mode & (S_IWGRP | S_IWOTH)) == 0)
 		return 0;
 	if ((pw = getpwuid(link->st_uid)) != NULL)
 		(void)snprintf(who, sizeof(who), "user '%s' (uid %ld)",
@@ -78,9 +87,12 @@ may_follow(struct outfile *of, const char *shown, const char *name,
 	(void)snprintf(where, sizeof(where), "%s", shown);
 	join(where, sizeof(where), name);
 	(void)snprintf(of->refused, sizeof(of->refused), "%s%s%sa symbolic "
-	    "link owned by %s in a sticky world-writable directory, not "
-	    "followed", is_path ? "" : "on the way, '", is_path ? "" : where,
-	    is_path ? "" : "' is ", who);
+	    "link owned by %s in a directory %s, not followed",
+	    is_path ? "" : "on the way, '", is_path ? "" : where,
+	    is_path ? "" : "' is ", who, dir.st_uid == link->st_uid ? "that "
+	    "user owns" : (dir.st_mode & (S_ISVTX | S_IWOTH)) ==
+	    (S_ISVTX | S_IWOTH) ? "that is sticky and world-writable" :
+	    "that others may write");
 	errno = EPERM;
 	return -1;
 }
@@ -277,8 +289,8 @@ in_place(struct outfile *of, const struct stat *st)
  * may_follow() refuses, or a directory, is refused; a regular file, or a
  * path that does not exist yet, needs a directory that retry may write
  * (its temporary file is made there at the end); a device or FIFO is
- * written in place where how allows it, and else replaced like a regular
- * file.  Nothing is made now.  0, or -1 with errno (outfile_why()).
+ * written in place where how allows it, and else refused.  Nothing is
+ * made now.  0, or -1 with errno (outfile_why()).
  */
 int
 outfile_check(struct outfile *of, const char *path, enum in_place how)
@@ -292,6 +304,18 @@ outfile_check(struct outfile *of, const char *path, enum in_place how)
 	of->dir = -1;
 	if (walk(of, path, &st) == -1)
 		return -1;
+	/*
+	 * What is never written in place is replaced: a device or a FIFO
+	 * there is refused, or --metrics /dev/null as root would put a
+	 * regular file in the place of /dev/null.
+	 */
+	if (how == NEVER_IN_PLACE && st.st_mode != 0 && !S_ISREG(st.st_mode)) {
+		(void)snprintf(of->refused, sizeof(of->refused), "not a "
+		    "regular file, which it would replace");
+		(void)close_dir(of);
+		errno = EINVAL;
+		return -1;
+	}
 	ok = in_place(of, &st) ||
 	    faccessat(of->dir, ".", W_OK | X_OK, AT_EACCESS) == 0;
 	if (close_dir(of) == -1)
@@ -390,6 +414,14 @@ outfile_open(struct outfile *of, mode_t mode)
 	of->temp[0] = '\0';
 	if (walk(of, of->path, &st) == -1)
 		return NULL;
+	if (of->how == NEVER_IN_PLACE && st.st_mode != 0 &&
+	    !S_ISREG(st.st_mode)) {
+		(void)snprintf(of->refused, sizeof(of->refused), "not a "
+		    "regular file, which it would replace");
+		outfile_abandon(of);
+		errno = EINVAL;
+		return NULL;
+	}
 	if (in_place(of, &st)) {
 		if ((fd = open_in_place(of)) == -1)
 			return NULL;

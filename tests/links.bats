@@ -42,7 +42,7 @@ trap_set() {
 	chmod 600 "$precious"
 	as_nobody ln -s "$precious" "$sticky/job.json"
 	[ "$(owner_of "$sticky/job.json")" = nobody ]
-	refused="a symbolic link owned by user 'nobody' (uid $(id -u nobody)) in a sticky world-writable directory, not followed"
+	refused="a symbolic link owned by user 'nobody' (uid $(id -u nobody)) in a directory that is sticky and world-writable, not followed"
 }
 
 # protected_symlinks VALUE: sets fs.protected_symlinks for this test (put
@@ -197,4 +197,19 @@ mine.json" ]
 	expect_stderr "retry: --metrics '/dev/stdout': leads to a file descriptor, which cannot be replaced"
 	[ ! -e ran ]
 	[ -c /dev/null ] && [ -L /dev/stdout ]
+}
+
+@test "stricter than the kernel: another user's link in that user's own directory is not followed by root" {
+	need_root_and_nobody
+	cd "$BATS_TEST_TMPDIR"
+	mkdir -m 755 theirs
+	echo precious >precious
+	chmod 600 precious
+	ln -s "$PWD/precious" theirs/job.json
+	chown nobody theirs
+	chown -h nobody theirs/job.json
+	run -125 --separate-stderr "$RETRY" --report theirs/job.json touch ran
+	[ "$stderr" = "retry: --report 'theirs/job.json': a symbolic link owned by user 'nobody' (uid $(id -u nobody)) in a directory that user owns, not followed" ]
+	[ ! -e ran ]
+	[ "$(cat precious)" = precious ]
 }

@@ -165,3 +165,15 @@ need_promtool() {
 	# No error reading the files.
 	grep -qx 'node_textfile_scrape_error 0' scraped
 }
+
+@test "--metrics: a device or a FIFO at FILE is refused, never replaced (as root, /dev/null would be)" {
+	need_root_and_nobody
+	mknod text/fakenull c 1 3
+	mkfifo text/fifo
+	run -125 --separate-stderr "$RETRY" --metrics text/fakenull touch ran
+	[ "$stderr" = "retry: --metrics 'text/fakenull': not a regular file, which it would replace" ]
+	run -125 --separate-stderr "$RETRY" --metrics text/fifo touch ran
+	[ ! -e ran ]
+	[ -c text/fakenull ]
+	[ -p text/fifo ]
+}
