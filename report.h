@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The JSON report of a run (--report FILE), a listener of its events:
- * attempts are kept in memory as their delays are known, and the whole object is written at the end, to a temporary
- * file beside FILE that is then renamed over it (or, for a device, a FIFO
- * or a symbolic link, into FILE itself).
+ * attempts are kept in memory as their delays are known, and the whole
+ * object is written at the end by outfile.c (a new file renamed over
+ * FILE, or a device or FIFO written in place).
  */
 #ifndef REPORT_H
 #define REPORT_H

@@ -145,7 +145,7 @@ teardown() {
 
 # --- 3. --report ------------------------------------------------------------
 
-@test "--report to a device, a FIFO or a symbolic link is written in place: none is replaced" {
+@test "--report to a device or a FIFO is written in place, and through an allowed symbolic link: none of them is replaced" {
 	# Devices and links of the test's own, so that a retry that gets it
 	# wrong spoils nothing of the system's (as 0.1 did to /dev/stdout).
 	ln -s /proc/self/fd/1 stdout
