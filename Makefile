@@ -5,7 +5,7 @@
 # calling a script of tests/check/ whose header says what it checks: check
 # (CI, after make test: every check-*, then fuzz), fuzz (FUZZTIME=60), deps
 # (as root: what check needs), dist, distcheck; bench (QUICK=1) runs bench/.
-VERSION = 0.2.0
+VERSION = 0.3.0
 
 # CC, CFLAGS, CPPFLAGS and LDFLAGS are the user's, from the environment or
 # the command line.  bmake's sys.mk sets CFLAGS, so our -O2 -g is not
