@@ -16,25 +16,25 @@
 #include "backoff.h"
 #include "ci.h"
 #include "clock.h"
-#include "hint.h"
-#include "scratch.h"
+#include "cron.h"
 #include "env.h"
-#include "random.h"
+#include "event.h"
+#include "gate.h"
+#include "hint.h"
+#include "hooks.h"
+#include "metrics.h"
 #include "msg.h"
 #include "options.h"
+#include "outcome.h"
 #include "parse.h"
 #include "proc.h"
-#include "selfpipe.h"
+#include "random.h"
 #include "relay.h"
-#include "event.h"
-#include "cron.h"
-#include "gate.h"
-#include "hooks.h"
-#include "outcome.h"
-#include "metrics.h"
 #include "report.h"
 #include "run.h"
 #include "say.h"
+#include "scratch.h"
+#include "selfpipe.h"
 
 #ifndef VERSION
 #define VERSION "unknown"
@@ -55,8 +55,10 @@ static void	 end_run(const struct policy *, struct run *) NORETURN;
 static struct relay	 io;		/* the attempts' stdio */
 
 /*
- * Who hears the story of the run (event.h), in this order: the files
- * first, so that they are whole before the messages' last line.
+ * Who hears the story of the run (event.h), in this order: the CI lines
+ * first, so that what the others say follows an attempt's group; the
+ * files before the messages, so that they are whole when the last line
+ * is said; -Q's held output just before that line.
  */
 static void (*const listeners[])(const struct event *) = {
 	ci_event,	/* before all: what they say follows the attempt's group */
