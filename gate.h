@@ -15,6 +15,7 @@
 #include "options.h"
 #include "outcome.h"
 #include "proc.h"
+#include "shared.h"
 
 /* What an attempt's end means for the circuit. */
 enum counts { COUNTS_SUCCESS, COUNTS_FAILURE, COUNTS_NOTHING };
@@ -28,6 +29,8 @@ struct gate {
 	int		 signal;	/* GATE_END by a signal: which */
 	int		 probing;	/* GATE_GO: half-open, this run probes */
 	const char	*store_failed;	/* the store failed just now: how */
+	enum turn	 turned;	/* gate_record: this end opened or closed it */
+	long		 failures;	/* TURN_OPENED: after this many in a row */
 };
 
 void		 gate_store_from_environment(struct policy *);
@@ -36,6 +39,7 @@ struct gate	 gate_admit(const struct policy *, int, int64_t, struct rng *);
 void		 gate_lease_ticks(const struct policy *, struct limit *);
 struct gate	 gate_record(const struct policy *, long, enum counts, int64_t,
 		    struct rng *);
+struct gate	 gate_run_ended(const struct policy *, enum run_kind, int64_t);
 int		 gate_command(const struct policy *);
 
 #endif

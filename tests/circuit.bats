@@ -155,9 +155,11 @@ fail_once() {
 	[ ! -e state ]
 	run -0 "$RETRY" --circuit api.example-com_1 touch ran
 	[ -e ran ]
-	# A success on a fresh record changes nothing: only the lock file is made.
+	# A success on a fresh record changes nothing but the runs counted.
 	[ -f state/.api.example-com_1.lock ]
-	[ ! -e state/api.example-com_1 ]
+	[ "$(grep -v '^$' state/api.example-com_1 | tail -n 3)" = "budget 0 0
+retries 0
+runs 1 p" ]
 }
 
 @test "the state directory is made 0700 and the record 0600, whatever the umask" {
@@ -338,7 +340,7 @@ fail_once() {
 	local now ino size
 	now=$(now_ns)
 	# Three retries an hour old: the budget's next step drops them.
-	printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 5 60000000000\nretries 3 %d %d %d\n' \
+	printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 5 60000000000\nretries 3 %d %d %d\nruns 0\n' \
 	    $((now - 3600000000000)) $((now - 3599000000000)) $((now - 3598000000000)) >state/p
 	ino=$(stat -c %i state/p)
 	size=$(wc -c <state/p)
@@ -347,9 +349,10 @@ fail_once() {
 	[ "$(wc -c <state/p)" = "$size" ]
 	[ "$(rec p failures)" = 2 ]
 	matches "$(grep '^retries' state/p)" '^retries 1 [0-9]+$'
+	[ "$(grep '^runs' state/p)" = "runs 1 f" ]
 	# What follows the record is newlines only.
-	[ "$(sed -n '/^retries/,$p' state/p | sed 1d | tr -d '\n' | wc -c)" -eq 0 ]
-	[ "$(sed -n '/^retries/,$p' state/p | wc -l)" -gt 1 ]
+	[ "$(sed -n '/^runs/,$p' state/p | sed 1d | tr -d '\n' | wc -c)" -eq 0 ]
+	[ "$(sed -n '/^runs/,$p' state/p | wc -l)" -gt 1 ]
 	run -0 --separate-stderr "$RETRY" --circuit-status p
 	[ "$stderr" = "" ]
 	[ "${lines[2]}" = "failures:  2 in a row" ]
@@ -362,7 +365,10 @@ fail_once() {
 	big_record state/big
 	[ "$(wc -c <state/big)" -gt 4096 ]
 	ino=$(stat -c %i state/big)
+	# Held open, its inode cannot be taken again by the next rename.
+	exec 4<state/big
 	run -1 "$RETRY" -q -n1 --budget 1000/1h --circuit big false
+	exec 4<&-
 	[ "$(stat -c %i state/big)" != "$ino" ]
 	[ "$(rec big failures)" = 1 ]
 	[ "$(tail -c 1 state/big | od -An -tx1 | tr -d ' ')" = 0a ]
