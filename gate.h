@@ -2,8 +2,10 @@
 /*
  * --circuit and --store as the run loop meets them: before each attempt a
  * gate that answers go, wait this long for this reason, or end with this
- * outcome; after it, the attempt's end counted for every run of the name.
- * The gate never sleeps and never judges an attempt: retry.c does both.
+ * outcome; after it, the attempt's end counted for every run of the name
+ * (and whether that opened or closed the circuit); at the run's end, how
+ * the run ended, for the flake count.  The gate never sleeps and never
+ * judges an attempt: retry.c does both.
  */
 #ifndef GATE_H
 #define GATE_H

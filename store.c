@@ -481,7 +481,9 @@ store_admit(struct shared *c, int64_t until, long budget, int64_t window,
  * See circuit_result().  The end of an attempt is a fact to record, also
  * when the deadline or a signal stopped it: the caller gives an until
  * past them (gate_record()), so that an attempt stopped at the deadline
- * still counts, and a probe interrupted gives its lease back.
+ * still counts, and a probe interrupted gives its lease back.  The
+ * script answers what the end did: {0 nothing, 1 opened or 2 closed again,
+ * the failures in a row}.
  */
 enum circuit_step
 store_result(struct shared *c, int64_t until, int success,
