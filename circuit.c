@@ -591,7 +591,7 @@ write_record(struct circuit *c, const struct record *r)
 	static char buf[RECORD_MAX];	/* PAGE_MIN and more, for the padding */
 	size_t len = format_record(buf, sizeof(buf), r);
 
-	/* Made at its first change: a run that changes nothing leaves none. */
+	/* Made at its first change (a run that ends counts: any run that ran). */
 	if (c->record == -1 && (c->record = open_record(c, 1, 1)) == -1)
 		return -1;
 	if (len <= PAGE_MIN && c->size <= PAGE_MIN)
