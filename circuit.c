@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -27,12 +28,13 @@
 #include "backoff.h"
 #include "circuit.h"
 #include "fd.h"
+#include "names.h"
 #include "msg.h"
 #include "parse.h"
 #include "proc.h"
 
 #define MAGIC		"retry-circuit 1\n"
-#define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256)
+#define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256 + RUNS_MAX)
 #define COUNT_MAX	INT_MAX
 #define PAGE_MIN	4096	/* no system retry runs on has smaller pages */
 
@@ -47,6 +49,8 @@ struct record {
 	int64_t		 window;	/* ns, of the last --budget */
 	size_t		 nretries;
 	int64_t		 retries[BUDGET_MAX];	/* Unix ns, oldest first */
+	size_t		 nruns;
+	char		 runs[RUNS_MAX + 1];	/* p, r or f per run, oldest first */
 };
 
 static const char *const state_names[] = { "closed", "open", "half-open" };
@@ -346,6 +350,33 @@ field(char **p, const char *key, int64_t max, int64_t *v)
 }
 
 /*
+ * "\nruns N LETTERS" at *p, each letter p, r or f: the last line since
+ * 0.3.  A record of 0.2 has none: no runs yet, and the line is added when
+ * a step next writes it.
+ */
+static int
+parse_runs(char **p, struct record *r)
+{
+	int64_t n;
+	size_t i;
+
+	if (word(p, "\nruns ") == -1)
+		return 0;
+	if (scan_bounded(p, RUNS_MAX, &n) == -1)
+		return -1;
+	r->nruns = (size_t)n;
+	if (n > 0 && word(p, " ") == -1)
+		return -1;
+	for (i = 0; i < r->nruns; i++)
+		if ((*p)[i] == '\0' || strchr("prf", (*p)[i]) == NULL)
+			return -1;
+	memcpy(r->runs, *p, r->nruns);
+	r->runs[r->nruns] = '\0';
+	*p += r->nruns;
+	return **p == '\n' ? 0 : -1;
+}
+
+/*
  * The text of a record into *r, every field within its range, so that no
  * arithmetic on it can overflow and no wait can be longer than a duration
  * can be: times no later than now + DUR_MAX.  -1: corrupt.
@@ -389,7 +420,7 @@ parse_record(char *text, int64_t now, struct record *r)
 		    -1 || (i > 0 && r->retries[i] < r->retries[i - 1]))
 			return -1;
 	}
-	if (*p != '\n')
+	if (*p != '\n' || parse_runs(&p, r) == -1)
 		return -1;
 	while (*p == '\n')	/* a longer record's length, written in place */
 		p++;
@@ -410,7 +441,8 @@ format_record(char *buf, size_t size, const struct record *r)
 		len += (size_t)snprintf(buf + len, size - len, " %lld",
 		    (long long)r->retries[i]);
 	if (len < size)
-		len += (size_t)snprintf(buf + len, size - len, "\n");
+		len += (size_t)snprintf(buf + len, size - len, "\nruns %zu%s%s\n",
+		    r->nruns, r->nruns > 0 ? " " : "", r->runs);
 	return len;
 }
 
@@ -482,6 +514,7 @@ read_record(struct circuit *c, struct record *r, int *corrupt, int writing)
 		c->record = fd;
 	else if (close(fd) == -1 && e == 0)
 		e = record_failed(c, errno);
+	c->found = e == 0 && got > 0;
 	if (e == -1 || got == 0)
 		return e;
 	if (got < strlen(MAGIC) || memcmp(text, MAGIC, strlen(MAGIC)) != 0)
@@ -558,7 +591,7 @@ write_record(struct circuit *c, const struct record *r)
 	static char buf[RECORD_MAX];	/* PAGE_MIN and more, for the padding */
 	size_t len = format_record(buf, sizeof(buf), r);
 
-	/* Made at its first change: a run that changes nothing leaves none. */
+	/* Made at its first change (a run that ends counts: any run that ran). */
 	if (c->record == -1 && (c->record = open_record(c, 1, 1)) == -1)
 		return -1;
 	if (len <= PAGE_MIN && c->size <= PAGE_MIN)
@@ -788,6 +821,7 @@ open_circuit(const struct breaker *b, double u, int64_t now)
  * How an attempt ended.  Any success closes the circuit; a failure counts,
  * and opens it when it is the probe's, or the trip-th in a row.  The probe
  * is given up after the record says so, so that the runs it frees see it.
+ * c->sh.turned says whether this end opened the circuit or closed it again.
  */
 enum circuit_step
 circuit_result(struct circuit *c, int64_t until, int success,
@@ -796,11 +830,14 @@ circuit_result(struct circuit *c, int64_t until, int success,
 	enum circuit_step s;
 	int changed = 1;
 
+	c->sh.turned = TURN_NONE;
 	if ((s = begin_step(c, until)) == STEP_DONE) {
 		if (success && rec.state == CLOSED && rec.failures == 0 &&
 		    rec.openings == 0)
 			changed = 0;
 		else if (success) {
+			if (rec.state != CLOSED)
+				c->sh.turned = TURN_CLOSED;
 			rec.state = CLOSED;
 			rec.failures = rec.openings = 0;
 			rec.probe = 0;
@@ -808,14 +845,39 @@ circuit_result(struct circuit *c, int64_t until, int success,
 		} else {
 			rec.failures = count_up(rec.failures);
 			if (c->sh.probing || (rec.state == CLOSED &&
-			    rec.failures >= b->trip))
+			    rec.failures >= b->trip)) {
 				open_circuit(b, u, realtime_now());
+				c->sh.turned = TURN_OPENED;
+				c->sh.failures = rec.failures;
+			}
 		}
 		s = end_step(c, changed);
+		if (s != STEP_DONE)
+			c->sh.turned = TURN_NONE;
 	}
 	if (c->sh.probing && drop_probe(c) == -1)
 		s = STEP_FAILED;
 	return s;
+}
+
+/*
+ * How the run ended (kind), kept with the last RUNS_MAX runs' for the
+ * flake count of --circuit-status: the oldest goes when the line is full.
+ */
+enum circuit_step
+circuit_run_ended(struct circuit *c, int64_t until, enum run_kind kind)
+{
+	enum circuit_step s;
+
+	if ((s = begin_step(c, until)) != STEP_DONE)
+		return s;
+	if (rec.nruns == RUNS_MAX) {
+		memmove(rec.runs, rec.runs + 1, RUNS_MAX - 1);
+		rec.nruns--;
+	}
+	rec.runs[rec.nruns++] = (char)kind;
+	rec.runs[rec.nruns] = '\0';
+	return end_step(c, 1);
 }
 
 /* --circuit-reset: a fresh record, as if no run had been. */
@@ -880,6 +942,9 @@ circuit_view(struct circuit *c, struct circuit_view *view)
 	view->window = rec.window;
 	for (i = 0; i < rec.nretries; i++)
 		view->retries += rec.retries[i] > now - rec.window;
+	view->found = c->dir != -1 && c->found;
+	view->place = c->dir_path;
+	memcpy(view->runs, rec.runs, sizeof(view->runs));
 	return STEP_DONE;
 }
 
@@ -889,6 +954,49 @@ escaped_host(char *buf, size_t size, const char *host)
 {
 	(void)escape(buf, size, host, strlen(host));
 	return buf;
+}
+
+/* The last runs counted, and the flake rate (see gate.c). */
+static void
+print_runs(FILE *f, const struct circuit_view *v)
+{
+	long n = v->at_once + v->retried + v->failed;
+
+	if (n == 0)
+		(void)fprintf(f, "runs:      none counted yet\n");
+	else
+		(void)fprintf(f, "runs:      %ld of the last %d: %ld passed at "
+		    "once, %ld after retries, %ld failed\n", n, RUNS_MAX,
+		    v->at_once, v->retried, v->failed);
+	if (v->flake_rate < 0)
+		(void)fprintf(f, "flakes:    not known: no run has passed yet\n");
+	else
+		(void)fprintf(f, "flakes:    %.1f%% (%ld of the %ld that passed "
+		    "needed retries)\n", 100 * v->flake_rate, v->retried,
+		    v->at_once + v->retried);
+}
+
+/*
+ * Where the record was read, or looked for: a status of a name that no
+ * run has recorded there (a typo, another HOME, a store left out) says so.
+ */
+static void
+print_place(FILE *f, const char *name, const struct circuit_view *v)
+{
+	static char place[4 * PATH_MAX];
+
+	(void)escape(place, sizeof(place), v->place, strlen(v->place));
+	if (v->on_store && v->found)
+		(void)fprintf(f, "record:    retry:{%s}:state on %s\n", name,
+		    place);
+	else if (v->on_store)
+		(void)fprintf(f, "record:    none: no key retry:{%s}:state on "
+		    "%s\n", name, place);
+	else if (v->found)
+		(void)fprintf(f, "record:    %s/%s\n", place, name);
+	else
+		(void)fprintf(f, "record:    none: no file %s in %s\n", name,
+		    place);
 }
 
 /* What --circuit-status prints. */
@@ -920,7 +1028,60 @@ circuit_print(FILE *f, const char *name, const struct circuit_view *v)
 	else
 		(void)fprintf(f, "retries:   not counted: no run with --budget "
 		    "yet\n");
+	print_runs(f, v);
+	print_place(f, name, v);
 	return ferror(f) ? -1 : 0;
+}
+
+/* Whether the file NAME of the state directory begins as a record. */
+static int
+is_record(struct circuit *c, const char *name)
+{
+	char head[sizeof(MAGIC) - 1];
+	ssize_t n;
+	int fd;
+
+	if (!valid_circuit_name(name) || (fd = openat(c->dir, name, O_RDONLY |
+	    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1)
+		return 0;
+	while ((n = read(fd, head, sizeof(head))) == -1 && errno == EINTR)
+		;
+	(void)close(fd);	/* read only: nothing to lose */
+	return n == (ssize_t)sizeof(head) && memcmp(head, MAGIC,
+	    sizeof(head)) == 0;
+}
+
+/*
+ * --circuit-list: the names that have a record in the state directory
+ * into *names, in no order; none when it does not exist yet.  -1 with
+ * why in c->sh.err.
+ */
+int
+circuit_list(struct circuit *c, struct names *names)
+{
+	struct dirent *d;
+	DIR *dir;
+	int fd;
+
+	if (c->dir == -1)
+		return 0;
+	if ((fd = dup(c->dir)) == -1 || (dir = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			(void)close(fd);
+		return failure(c, "%s: %s", c->dir_path, strerror(errno));
+	}
+	errno = 0;
+	while ((d = readdir(dir)) != NULL) {
+		if (is_record(c, d->d_name) && names_add(names, d->d_name,
+		    strlen(d->d_name)) == -1)
+			break;
+		errno = 0;
+	}
+	if (errno != 0)
+		(void)failure(c, "%s: %s", c->dir_path, strerror(errno));
+	if (closedir(dir) == -1 && c->sh.err[0] == '\0')
+		(void)failure(c, "%s: %s", c->dir_path, strerror(errno));
+	return c->sh.err[0] != '\0' ? -1 : 0;
 }
 
 /* ---- Opening ------------------------------------------------------------ */
@@ -948,6 +1109,8 @@ circuit_open(struct circuit *c, const char *name, int reading_only)
 		c->sh.err[0] = '\0';	/* none yet: an empty record */
 		return 0;
 	}
+	if (name == NULL)
+		return 0;	/* --circuit-list: the directory only */
 	/* Refused now, not after a --splay: a record that is not one. */
 	if (read_record(c, &rec, &corrupt, 0) == -1)
 		return -1;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "names.h"
 #include "shared.h"
 
 /* The record of NAME in the state directory, open. */
@@ -25,6 +26,7 @@ struct circuit {
 	off_t		 size;		/* its length when the step read it */
 	int		 rewrite;	/* the record read was corrupt */
 	int		 missing;	/* reading only: no state directory yet */
+	int		 found;		/* the last read found a record */
 };
 
 int		 circuit_open(struct circuit *, const char *, int);
@@ -32,8 +34,11 @@ enum circuit_step	 circuit_admit(struct circuit *, int64_t, long, int64_t,
 		    int, enum verdict *, int64_t *);
 enum circuit_step	 circuit_result(struct circuit *, int64_t, int,
 		    const struct breaker *, double);
+enum circuit_step	 circuit_run_ended(struct circuit *, int64_t,
+		    enum run_kind);
 enum circuit_step	 circuit_reset(struct circuit *);
 enum circuit_step	 circuit_view(struct circuit *, struct circuit_view *);
 int		 circuit_print(FILE *, const char *, const struct circuit_view *);
+int		 circuit_list(struct circuit *, struct names *);
 
 #endif

@@ -32,9 +32,11 @@ enum wait_reason {
 	WAIT_BUDGET		/* the shared retry budget is spent */
 };
 
-/* What the circuit is, as this run meets it. */
+/* What the circuit is, as this run meets it or makes it. */
 enum circuit_change {
-	CIRCUIT_PROBING		/* half-open, and this run holds the probe */
+	CIRCUIT_PROBING,	/* half-open, and this run holds the probe */
+	CIRCUIT_OPENED,		/* an attempt's end opened it: failures */
+	CIRCUIT_CLOSED		/* an attempt's success closed it again */
 };
 
 struct event {
@@ -46,6 +48,7 @@ struct event {
 	const struct step	*step;		/* WAIT_BACKOFF: the draw */
 	const char		*note;		/* WAIT_HINT: what it said */
 	enum circuit_change	 change;	/* CIRCUIT_CHANGES */
+	long			 failures;	/* CIRCUIT_OPENED: in a row */
 	int			 status;	/* RUN_ENDS: the exit status */
 	int			 signal;	/* RUN_ENDS: dies of it, or 0 */
 };

@@ -5,16 +5,18 @@
  */
 #include "compat.h"	/* first: the feature macros */
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-
 #include <string.h>
 
 #include "circuit.h"
 #include "gate.h"
 #include "msg.h"
+#include "names.h"
 #include "parse.h"
+#include "report.h"
 #include "shared.h"
 #include "store.h"
 #include "url.h"
@@ -41,6 +43,14 @@ step_result(int64_t until, int success, const struct breaker *b, double u)
 	if (on_store)
 		return store_result(sh, until, success, b, u);
 	return circuit_result(&circuit, until, success, b, u);
+}
+
+static enum circuit_step
+step_run_ended(int64_t until, enum run_kind kind)
+{
+	if (on_store)
+		return store_run_ended(sh, until, kind);
+	return circuit_run_ended(&circuit, until, kind);
 }
 
 static enum circuit_step
@@ -78,7 +88,8 @@ gate_store_from_environment(struct policy *p)
 	const char *url = getenv("RETRY_STORE");
 	char err[MSGMAX];
 
-	if (p->store.given || p->circuit == NULL || url == NULL || *url == '\0')
+	if (p->store.given || (p->circuit == NULL &&
+	    p->circuit_command != CIRCUIT_LIST) || url == NULL || *url == '\0')
 		return;
 	if (url_check("RETRY_STORE", url, &p->store, err, sizeof(err)) == -1)
 		fatalx("%s", err);
@@ -100,6 +111,8 @@ open_circuit(const struct policy *p, int reading_only)
 	sh->name = p->circuit;
 	on_store = 1;
 	store_open(sh, &p->store, p->store_timeout);
+	if (p->circuit == NULL)		/* --circuit-list */
+		return;
 	detail("circuit %s: store %s, %s a step at most, --store-fail %s",
 	    p->circuit, p->store.shown, fmt_duration(d, sizeof(d),
 	    p->store_timeout), p->store_closed ? "closed" : "open");
@@ -116,7 +129,8 @@ gate_open(const struct policy *p)
 static struct gate
 go(void)
 {
-	struct gate g = { GATE_GO, WAIT_BACKOFF, 0, RUNNING, 0, 0, NULL };
+	struct gate g = { GATE_GO, WAIT_BACKOFF, 0, RUNNING, 0, 0, NULL,
+	    TURN_NONE, 0 };
 
 	return g;
 }
@@ -304,26 +318,128 @@ gate_record(const struct policy *p, long n, enum counts c, int64_t until,
 	else if (g.kind != GATE_GO)
 		detail("circuit %s: the end of attempt %ld was not recorded",
 		    p->circuit, n);
+	else if (g.store_failed == NULL) {
+		g.turned = sh->turned;
+		g.failures = sh->failures;
+	}
 	return g;
 }
 
-/* --circuit-status and --circuit-reset. */
-int
-gate_command(const struct policy *p)
+/*
+ * With --circuit, once the run has ended (kind), after an attempt at
+ * least: kept for the flake count, bounded as gate_record() is, so that a
+ * run stopped at its deadline or by a signal (until 0) is counted too.
+ * The answer is go, or the end that a signal or a failure made of it.
+ */
+struct gate
+gate_run_ended(const struct policy *p, enum run_kind kind, int64_t until)
 {
-	struct circuit_view v;
+	int64_t grace = monotonic_now() + RESULT_GRACE_NS;
+	struct gate g;
 
-	open_circuit(p, p->circuit_command == CIRCUIT_STATUS);
-	if (p->circuit_command == CIRCUIT_RESET) {
-		if (step_reset() != STEP_DONE)
-			fatalx("%s", sh->err);
-		return 0;
+	if (p->circuit == NULL || off)
+		return go();
+	if (until < grace)
+		until = grace;
+	g = step_answer(p, step_run_ended(until, kind));
+	if (g.store_failed != NULL && p->store_closed)
+		warningx("%s; the end of the run was not recorded "
+		    "(--store-fail closed)", g.store_failed);
+	else if (g.kind != GATE_GO)
+		detail("circuit %s: the end of the run was not recorded",
+		    p->circuit);
+	return g;
+}
+
+/*
+ * The runs that the record keeps, counted into the view, and the flake
+ * rate: of the runs that passed, the share that needed a retry (-1 when
+ * none passed).
+ */
+static void
+count_runs(struct circuit_view *v)
+{
+	const char *r;
+
+	v->at_once = v->retried = v->failed = 0;
+	for (r = v->runs; *r != '\0'; r++) {
+		v->at_once += *r == RUN_AT_ONCE;
+		v->retried += *r == RUN_RETRIED;
+		v->failed += *r == RUN_FAILED;
 	}
+	v->flake_rate = v->at_once + v->retried == 0 ? -1 :
+	    (double)v->retried / (double)(v->at_once + v->retried);
+}
+
+/*
+ * --circuit-status: the record, where it was read, and with --report the
+ * same as JSON.  Exits as a run that met it would begin: 0 closed (no
+ * record is a closed circuit), 75 open or half-open.
+ */
+static int
+show_status(const struct policy *p)
+{
+	struct report rep;
+	struct circuit_view v;
+	int status;
+
+	/* As for a run: a path that cannot take it is refused first. */
+	if (p->report != NULL && report_open(&rep, p->report) == -1)
+		fatalx("--report '%s': %s", p->report, strerror(errno));
 	if (step_view(&v) != STEP_DONE)
 		fatalx("%s", sh->err);
+	v.on_store = on_store;
+	count_runs(&v);
+	status = v.state == CLOSED ? 0 : EXIT_TEMPFAIL;
 	if (v.corrupt)
 		warningx("circuit %s: the record is corrupt; the next run starts "
 		    "it afresh", p->circuit);
 	(void)circuit_print(stdout, p->circuit, &v);	/* close_stdout() checks */
+	if (p->report != NULL && report_status(&rep, p->circuit, &v,
+	    status) == -1)
+		fatal("--report '%s'", p->report);
+	return close_stdout() != 0 ? EXIT_OWN_FAILURE : status;
+}
+
+/*
+ * --circuit-list: the names that have a record in the one place that a
+ * status would read (the state directory, or the store's keys), sorted,
+ * one a line.
+ */
+static int
+list_names(void)
+{
+	struct names names;
+	size_t i;
+	int e;
+
+	memset(&names, 0, sizeof(names));
+	e = on_store ? store_list(sh, &names) != STEP_DONE :
+	    circuit_list(&circuit, &names) == -1;
+	if (e)
+		fatalx("%s", sh->err);
+	names_sort(&names);
+	for (i = 0; i < names.n; i++)
+		(void)printf("%s\n", names.v[i]);	/* close_stdout() checks */
+	names_free(&names);
 	return close_stdout();
+}
+
+/* --circuit-status, --circuit-list and --circuit-reset. */
+int
+gate_command(const struct policy *p)
+{
+	open_circuit(p, p->circuit_command != CIRCUIT_RESET);
+	switch (p->circuit_command) {
+	case CIRCUIT_RESET:
+		if (step_reset() != STEP_DONE)
+			fatalx("%s", sh->err);
+		return 0;
+	case CIRCUIT_LIST:
+		return list_names();
+	case CIRCUIT_STATUS:
+	case CIRCUIT_RUN:
+		break;
+	}
+	return show_status(p);
 }

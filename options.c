@@ -20,7 +20,7 @@
 enum {
 	OPT_DRY_RUN = 256, OPT_SEED, OPT_ON_OUTPUT, OPT_STOP_ON_OUTPUT,
 	OPT_REPORT, OPT_SPLAY, OPT_CIRCUIT, OPT_TRIP, OPT_COOL, OPT_BUDGET,
-	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_RESET, OPT_STORE, OPT_STORE_TIMEOUT,
+	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_LIST, OPT_CIRCUIT_RESET, OPT_STORE, OPT_STORE_TIMEOUT,
 	OPT_STORE_FAIL, OPT_METRICS, OPT_ON_RETRY, OPT_ON_GIVEUP,
 	OPT_ON_SUCCESS, OPT_RESET_AFTER, OPT_HINT_FROM_STDERR, OPT_SHARE_STDIN,
 	OPT_CI
@@ -59,8 +59,9 @@ const char help_text[] =
     "      --stop-on-output RE  never retry when a line of output matches RE\n"
     "  -K, --key TOKEN       idempotency key for every attempt (a new UUID)\n"
     "Circuit breaker and retry budget shared by runs of NAME (retry-circuit(7)):\n"
-    "      --circuit NAME --trip N --cool DUR --budget N/DUR --circuit-status NAME\n"
-    "      --circuit-reset NAME --store URL --store-timeout DUR --store-fail MODE\n"
+    "      --circuit NAME --trip N --cool DUR --budget N/DUR --circuit-list\n"
+    "      --circuit-status NAME --circuit-reset NAME --store URL\n"
+    "      --store-timeout DUR --store-fail MODE\n"
     "Input and output:\n"
     "  -I, --replay-stdin    give every attempt the same standard input, any size\n"
     "      --share-stdin     let each attempt read on where the last one stopped\n"
@@ -98,6 +99,7 @@ static const struct option longopts[] = {
 	{ "cap",	required_argument,	NULL, 'c' },
 	{ "ci",		required_argument,	NULL, OPT_CI },
 	{ "circuit",	required_argument,	NULL, OPT_CIRCUIT },
+	{ "circuit-list", no_argument,		NULL, OPT_CIRCUIT_LIST },
 	{ "circuit-reset", required_argument,	NULL, OPT_CIRCUIT_RESET },
 	{ "circuit-status", required_argument,	NULL, OPT_CIRCUIT_STATUS },
 	{ "cool",	required_argument,	NULL, OPT_COOL },
@@ -264,6 +266,10 @@ bad_option(int c, const char *typed, char *err, size_t size)
 	int len = (int)strcspn(typed, "=");	/* without its value */
 	const char *one = NULL, *two = NULL, *near;
 
+	/* A user who asks for the status of every name. */
+	if (c == ':' && strcmp(typed, "--circuit-status") == 0)
+		return failure(err, size, "option '%s' needs a value: a NAME "
+		    "(--circuit-list lists them)", typed);
 	if (c == ':' && strncmp(typed, "--", 2) == 0)
 		return failure(err, size, "option '%s' needs a value", typed);
 	if (c == ':')
@@ -581,6 +587,10 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 		case 'O':
 			p->buffer_stdout = 1;
 			continue;
+		case OPT_CIRCUIT_LIST:
+			p->circuit = NULL;
+			p->circuit_command = CIRCUIT_LIST;
+			continue;
 		case 'd':
 		case 'm':
 		case 't':
@@ -649,10 +659,14 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 	if (p->store_text != NULL && url_check("--store", p->store_text,
 	    &p->store, err, errsize) == -1)
 		return PARSED_ERROR;
-	if (p->tunes_store && p->circuit == NULL)
+	if (p->tunes_store && p->circuit == NULL &&
+	    p->circuit_command != CIRCUIT_LIST)
 		return failure(err, errsize, "--store, --store-timeout and "
-		    "--store-fail need --circuit, --circuit-status or "
-		    "--circuit-reset");
+		    "--store-fail need --circuit, --circuit-status, "
+		    "--circuit-list or --circuit-reset");
+	if (p->report != NULL && p->circuit_command == CIRCUIT_LIST)
+		return failure(err, errsize, "--report goes with a run or "
+		    "--circuit-status, not --circuit-list");
 	if (*p->argv == NULL && !p->dry_run &&
 	    p->circuit_command == CIRCUIT_RUN && verbose_letter)
 		return failure(err, errsize, "no command given (-v is --verbose "

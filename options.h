@@ -15,7 +15,9 @@
 #include "url.h"
 
 enum parsed { PARSED_RUN, PARSED_HELP, PARSED_VERSION, PARSED_ERROR };
-enum circuit_command { CIRCUIT_RUN, CIRCUIT_STATUS, CIRCUIT_RESET };
+enum circuit_command {
+	CIRCUIT_RUN, CIRCUIT_STATUS, CIRCUIT_LIST, CIRCUIT_RESET
+};
 enum ci_format { CI_AUTO, CI_NONE, CI_GITHUB, CI_GITLAB };	/* --ci */
 
 /* The hooks, in the order of --on-retry, --on-giveup and --on-success. */

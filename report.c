@@ -29,6 +29,7 @@
 #include "outcome.h"
 #include "report.h"
 #include "run.h"
+#include "shared.h"
 
 static void
 put_string(FILE *f, const char *str)
@@ -278,6 +279,103 @@ report_abandon(struct report *rep)
 	errno = e;
 }
 
+/* ---- --circuit-status --report ------------------------------------ */
+
+static const char *const state_keys[] = {
+	[CLOSED] = "closed", [OPEN] = "open", [HALF_OPEN] = "half-open"
+};
+
+/* "key": "text", or null for NULL (or "" where empty means none). */
+static void
+put_member(FILE *f, const char *key, const char *text)
+{
+	fprintf(f, ",\n  \"%s\": ", key);
+	if (text != NULL && *text != '\0')
+		put_string(f, text);
+	else
+		fputs("null", f);
+}
+
+/* The state's members: the cool-down left while open, the probe. */
+static void
+put_state(FILE *f, const struct circuit_view *v)
+{
+	fprintf(f, ",\n  \"state\": \"%s\",\n  \"half_opens_in\": ",
+	    state_keys[v->state]);
+	if (v->state == OPEN)
+		put_seconds(f, v->half_opens_in > 0 ? v->half_opens_in : 0);
+	else
+		fputs("null", f);
+	fputs(",\n  \"probe\": ", f);
+	if (v->state == HALF_OPEN && v->probe != 0) {
+		fprintf(f, "{\"pid\": %ld, \"host\": ", v->probe);
+		if (v->probe_host[0] != '\0')
+			put_string(f, v->probe_host);
+		else
+			fputs("null", f);
+		putc('}', f);
+	} else
+		fputs("null", f);
+}
+
+/* The budget and the runs counted, with the flake rate. */
+static void
+put_counts(FILE *f, const struct circuit_view *v)
+{
+	fprintf(f, ",\n  \"failures\": %ld,\n  \"openings\": %ld,\n"
+	    "  \"budget\": ", v->failures, v->openings);
+	if (v->window > 0) {
+		fprintf(f, "{\"retries\": %ld, \"limit\": %ld, \"window\": ",
+		    v->retries, v->budget);
+		put_seconds(f, v->window);
+		putc('}', f);
+	} else
+		fputs("null", f);
+	fprintf(f, ",\n  \"runs\": {\"counted\": %ld, \"passed_at_once\": %ld, "
+	    "\"passed_after_retries\": %ld, \"failed\": %ld},\n"
+	    "  \"flake_rate\": ", v->at_once + v->retried + v->failed,
+	    v->at_once, v->retried, v->failed);
+	if (v->flake_rate >= 0)
+		fprintf(f, "%.4f", v->flake_rate);
+	else
+		fputs("null", f);
+}
+
+/*
+ * --circuit-status with --report: what the status prints, as one JSON
+ * object written whole (see report_finish()), rep opened by report_open().
+ */
+int
+report_status(struct report *rep, const char *name,
+    const struct circuit_view *v, int status)
+{
+	FILE *f;
+	int e;
+
+	if ((f = strcmp(rep->path, "-") == 0 ? stderr :
+	    outfile_open(&rep->out, 0600)) == NULL) {
+		report_abandon(rep);
+		return -1;
+	}
+	fputs("{\n  \"circuit\": ", f);
+	put_string(f, name);
+	put_member(f, "store", v->on_store ? v->place : NULL);
+	put_member(f, "state_directory", v->on_store ? NULL : v->place);
+	fprintf(f, ",\n  \"record\": %s,\n  \"corrupt\": %s",
+	    v->found ? "true" : "false", v->corrupt ? "true" : "false");
+	put_state(f, v);
+	put_counts(f, v);
+	fprintf(f, ",\n  \"exit_status\": %d\n}\n", status);
+	if (f == stderr) {
+		e = fflush(f) == EOF || ferror(f);
+		report_abandon(rep);
+		return e ? -1 : 0;
+	}
+	e = outfile_close(&rep->out, f);
+	report_abandon(rep);
+	return e;
+}
+
 /* ---- The listener ------------------------------------------------- */
 
 static struct report	 run_report;
@@ -359,6 +457,8 @@ static const char *const wait_keys[] = {
 };
 static const char *const change_keys[] = {
 	[CIRCUIT_PROBING] = "probing",
+	[CIRCUIT_OPENED] = "opened",
+	[CIRCUIT_CLOSED] = "closed",
 };
 
 /*

@@ -66,4 +66,8 @@ int	report_change(struct report *, int64_t, const char *);
 int	report_finish(struct report *, const struct report_end *);
 void	report_abandon(struct report *);
 
+struct circuit_view;
+int	report_status(struct report *, const char *, const struct circuit_view *,
+	    int);
+
 #endif

@@ -50,6 +50,7 @@ static enum outcome may_start(const struct policy *, struct run *);
 static void	 run_attempt(const struct policy *, struct run *);
 static enum outcome judge_attempt(const struct policy *, const struct run *);
 static enum outcome sleep_before_retry(const struct policy *, struct run *);
+static void	 count_run(const struct policy *, struct run *);
 static void	 end_run(const struct policy *, struct run *) NORETURN;
 
 static struct relay	 io;		/* the attempts' stdio */
@@ -419,6 +420,19 @@ attempt_status(const struct ending *e)
 	return e->stopped ? EXIT_TIMEDOUT : e->status;
 }
 
+/* The circuit opened or closed again by the attempt's end, told. */
+static void
+tell_turn(const struct policy *p, const struct run *r, const struct gate *g)
+{
+	struct event ev = event_of(CIRCUIT_CHANGES, p, r);
+
+	if (g->turned == TURN_NONE)
+		return;
+	ev.change = g->turned == TURN_OPENED ? CIRCUIT_OPENED : CIRCUIT_CLOSED;
+	ev.failures = g->failures;
+	tell(&ev);
+}
+
 /*
  * With --circuit: the attempt's end counts for every run of the name, a
  * success or a failure of the downstream; one that is not its failure
@@ -440,6 +454,7 @@ count_for_circuit(const struct policy *p, struct run *r)
 	note_store(r, &g);
 	if (g.signal != 0)
 		r->interrupt = g.signal;
+	tell_turn(p, r, &g);
 }
 
 /*
@@ -649,6 +664,49 @@ exit_status(const struct run *r, int *sig)
 }
 
 /*
+ * With --circuit, a run that ran its command is kept for the flake count:
+ * passed at once, after retries, or failed.  One that something else ended
+ * (a signal, a command that cannot run, the reader gone, the store down)
+ * says nothing of the command's flakiness, and one that ran nothing no
+ * more.
+ */
+static void
+count_run(const struct policy *p, struct run *r)
+{
+	struct gate g;
+	enum run_kind kind = RUN_FAILED;
+
+	switch (r->why) {
+	case SUCCEEDED:
+		kind = r->attempts > 1 ? RUN_RETRIED : RUN_AT_ONCE;
+		break;
+	case NOT_RETRYABLE:
+	case EXHAUSTED:
+	case DEADLINE:
+	case OUTPUT_STOP:
+	case CIRCUIT_OPEN:
+	case BUDGET_SPENT:
+	case INPUT_CUT:
+		kind = RUN_FAILED;
+		break;
+	case RUNNING:
+	case INTERRUPTED:
+	case CANNOT_RUN:
+	case READER_GONE:
+	case STORE_DOWN:
+	case NOUTCOMES:
+		return;
+	}
+	/* A store that failed once in the run is asked no more. */
+	if (r->attempts == 0 || r->store_down)
+		return;
+	g = gate_run_ended(p, kind, r->interrupt != 0 ? 0 : r->deadline);
+	note_store(r, &g);
+	if (g.signal != 0 && r->interrupt == 0)
+		r->interrupt = g.signal;
+}
+
+/*
  * The last attempt's output goes to stdout, the run's end is told (the
  * report, the last words, with -v a summary), and retry exits with the
  * status that retry(1) promises.
@@ -660,6 +718,7 @@ end_run(const struct policy *p, struct run *r)
 	int sig;
 
 	release_output(STDOUT_FILENO);
+	count_run(p, r);
 	ev.status = exit_status(r, &ev.signal);
 	tell(&ev);
 	/* After the files are written, which the hook may read. */

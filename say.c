@@ -347,6 +347,14 @@ say_circuit(const struct event *ev)
 		say("circuit %s is half-open; this run probes it",
 		    ev->policy->circuit);
 		break;
+	case CIRCUIT_OPENED:
+		say("circuit %s opened after %ld failure%s in a row",
+		    ev->policy->circuit, ev->failures,
+		    ev->failures == 1 ? "" : "s");
+		break;
+	case CIRCUIT_CLOSED:
+		say("circuit %s is closed again", ev->policy->circuit);
+		break;
 	}
 }
 

@@ -40,6 +40,22 @@ struct breaker {
 	int64_t		 cap;		/* the cool-down's limit, with cool */
 };
 
+/* What an attempt's end did to the circuit (a result step). */
+enum turn {
+	TURN_NONE,
+	TURN_OPENED,		/* it opened: shared.failures in a row */
+	TURN_CLOSED		/* it closed again, open or half-open before */
+};
+
+/* How a run ended, as the record keeps it: its letter in "runs". */
+enum run_kind {
+	RUN_AT_ONCE = 'p',	/* passed at its first attempt */
+	RUN_RETRIED = 'r',	/* passed after retries */
+	RUN_FAILED = 'f'	/* ran and did not pass */
+};
+
+#define RUNS_MAX	100	/* runs the record keeps, the last ones */
+
 /* What --circuit-status shows. */
 struct circuit_view {
 	enum circuit_state state;
@@ -51,6 +67,12 @@ struct circuit_view {
 	long		 retries;	/* retries made in the last window */
 	int		 corrupt;	/* the record is corrupt (status only) */
 	char		 probe_host[65];	/* --store: the probe's host */
+	int		 found;		/* there is a record of the name */
+	const char	*place;		/* where: the state directory, the URL */
+	char		 runs[RUNS_MAX + 1];	/* the last runs' letters, oldest first */
+	int		 on_store;	/* place is the store's URL */
+	long		 at_once, retried, failed;	/* of runs: the gate counts */
+	double		 flake_rate;	/* retried / passed, or -1: none passed */
 };
 
 /* What a step says besides its result, whichever backend took it. */
@@ -61,6 +83,8 @@ struct shared {
 	int		 signal;	/* STEP_SIGNAL: the one that came */
 	int		 denied;	/* STEP_STORE: refused at the first */
 	int		 unwanted_password;	/* the store has none: unsent */
+	enum turn	 turned;	/* a result step: what it did */
+	long		 failures;	/* TURN_OPENED: after this many */
 	char		 err[PATH_MAX + 128];	/* STEP_FAILED, STEP_STORE: why */
 };
 

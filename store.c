@@ -8,6 +8,7 @@
  */
 #include "compat.h"	/* first: the feature macros */
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -22,6 +23,7 @@
 #include "parse.h"
 #include "proc.h"
 #include "selfpipe.h"
+#include "names.h"
 #include "redis.h"
 #include "store.h"
 
@@ -33,7 +35,7 @@
  * The keys of NAME: retry:{NAME}:state (a hash: s the state, 0 closed, 1
  * open, 2 half-open; f failures and o openings in a row; h when it
  * half-opens; b and w the last budget; p, n and t the probe's process,
- * host and token), retry:{NAME}:probe (the probe's lease: its token, with
+ * host and token; r the last runs' letters, oldest first, since 0.3), retry:{NAME}:probe (the probe's lease: its token, with
  * a PX expiry) and retry:{NAME}:retries (a sorted set of retry times).
  * One hash tag: a Redis Cluster keeps them in one slot.  Times are the
  * server's, in microseconds; ARGV[1] names the step.  Lines of their own,
@@ -95,14 +97,17 @@ static const char *const script_lines[] = {
 	"  local r, me = get(), ARGV[7]",
 	"  local holder = redis.call('GET', P)",
 	"  local probing = holder == me or (not holder and r.s == 2 and r.t == me)",
+	"  local turn, f = 0, 0",
 	"  if ARGV[2] == '1' then",
+	"    if r.s ~= 0 then turn = 2 end",
 	"    if r.s ~= 0 or r.f ~= 0 or r.o ~= 0 then",
 	"      redis.call('HSET', S, 's', '0', 'f', '0', 'o', '0', 'h', '0')",
 	"      redis.call('HDEL', S, 'p', 'n', 't')",
 	"    end",
 	"  else",
-	"    local f = math.min(r.f + 1, MAX)",
+	"    f = math.min(r.f + 1, MAX)",
 	"    if probing or (r.s == 0 and f >= tonumber(ARGV[3])) then",
+	"      turn = 1",
 	"      local cool, o = tonumber(ARGV[4]), math.min(r.o + 1, MAX)",
 	"      local limit, c, k = math.max(tonumber(ARGV[5]), cool), cool, 1",
 	"      while k < o and c < limit do c, k = c * 2, k + 1 end",
@@ -116,8 +121,12 @@ static const char *const script_lines[] = {
 	"    end",
 	"  end",
 	"  if holder == me then redis.call('DEL', P) end",
-	"  if probing then return 1 end",
-	"  return 0",
+	"  return {turn, f}",
+	"end",
+	"function step.ended()",
+	"  local runs = (redis.call('HGET', S, 'r') or '') .. ARGV[2]",
+	"  redis.call('HSET', S, 'r', string.sub(runs, -tonumber(ARGV[3])))",
+	"  return 1",
 	"end",
 	"function step.renew()",
 	"  local holder, me = redis.call('GET', P), ARGV[2]",
@@ -143,7 +152,9 @@ static const char *const script_lines[] = {
 	"  if r.w > 0 then",
 	"    count = redis.call('ZCOUNT', R, '(' .. fmt(now - r.w), '+inf')",
 	"  end",
-	"  return {r.s, r.f, r.o, r.h - now, pid, host, r.b, r.w, count}",
+	"  local runs = redis.call('HGET', S, 'r') or ''",
+	"  return {r.s, r.f, r.o, r.h - now, pid, host, r.b, r.w, count, runs,",
+	"    redis.call('EXISTS', S)}",
 	"end",
 	"return step[ARGV[1]]()",
 };
@@ -470,7 +481,9 @@ store_admit(struct shared *c, int64_t until, long budget, int64_t window,
  * See circuit_result().  The end of an attempt is a fact to record, also
  * when the deadline or a signal stopped it: the caller gives an until
  * past them (gate_record()), so that an attempt stopped at the deadline
- * still counts, and a probe interrupted gives its lease back.
+ * still counts, and a probe interrupted gives its lease back.  The
+ * script answers what the end did: {0 nothing, 1 opened or 2 closed again,
+ * the failures in a row}.
  */
 enum circuit_step
 store_result(struct shared *c, int64_t until, int success,
@@ -482,16 +495,40 @@ store_result(struct shared *c, int64_t until, int success,
 	    draw, s->token };
 	const struct reply *rep;
 	enum circuit_step st;
+	long long turn, f;
 
 	(void)snprintf(trip, sizeof(trip), "%ld", b->trip);
 	(void)snprintf(cool, sizeof(cool), "%lld", (long long)(b->cool / 1000));
 	(void)snprintf(cap, sizeof(cap), "%lld", (long long)(b->cap / 1000));
 	(void)snprintf(draw, sizeof(draw), "%.17g", u);
+	c->turned = TURN_NONE;
 	st = step(c, until, 1, 7, args, &rep);
 	c->probing = 0;
-	if (st == STEP_DONE && rep->type != REPLY_INTEGER)
+	if (st != STEP_DONE)
+		return st;
+	if (!array_of(rep, 2) || int_at(rep, 0, &turn) == -1 ||
+	    int_at(rep, 1, &f) == -1 || turn < 0 || turn > 2 || f < 0 ||
+	    f > INT32_MAX)
 		return unexpected(c);
-	return st;
+	c->turned = turn == 1 ? TURN_OPENED : turn == 2 ? TURN_CLOSED :
+	    TURN_NONE;
+	c->failures = (long)f;
+	return STEP_DONE;
+}
+
+/* See circuit_run_ended(): the hash's r keeps the last RUNS_MAX. */
+enum circuit_step
+store_run_ended(struct shared *c, int64_t until, enum run_kind kind)
+{
+	char letter[2] = { (char)kind, '\0' }, max[24];
+	const char *args[] = { "ended", letter, max };
+	const struct reply *rep;
+	enum circuit_step st;
+
+	(void)snprintf(max, sizeof(max), "%d", RUNS_MAX);
+	if ((st = step(c, until, 1, 3, args, &rep)) != STEP_DONE)
+		return st;
+	return rep->type == REPLY_INTEGER ? STEP_DONE : unexpected(c);
 }
 
 /*
@@ -530,6 +567,22 @@ store_reset(struct shared *c)
 	return step(c, NEVER, 1, 1, args, &rep);
 }
 
+/* The hash's r, letters p, r and f only, into view->runs. */
+static int
+store_runs(struct circuit_view *view, const struct reply *runs)
+{
+	size_t i;
+
+	if (runs->len > RUNS_MAX)
+		return -1;
+	for (i = 0; i < runs->len; i++)
+		if (memchr("prf", runs->str[i], 3) == NULL)
+			return -1;
+	memcpy(view->runs, runs->str, runs->len);
+	view->runs[runs->len] = '\0';
+	return 0;
+}
+
 /* See circuit_view(). */
 enum circuit_step
 store_view(struct shared *c, struct circuit_view *view)
@@ -537,18 +590,23 @@ store_view(struct shared *c, struct circuit_view *view)
 	const char *args[] = { "view" };
 	const struct reply *rep;
 	enum circuit_step st;
-	long long v[9];
+	long long v[11];
 	const struct reply *host;
 	size_t i;
 
 	memset(view, 0, sizeof(*view));
+	view->place = the_store.url->shown;
 	if ((st = step(c, NEVER, 1, 1, args, &rep)) != STEP_DONE)
 		return st;
-	if (!array_of(rep, 9) || rep->elem[5].type != REPLY_BULK)
+	if (!array_of(rep, 11) || rep->elem[5].type != REPLY_BULK ||
+	    rep->elem[9].type != REPLY_BULK)
 		return unexpected(c);
-	for (i = 0; i < 9; i++)
-		if (i != 5 && int_at(rep, i, &v[i]) == -1)
+	for (i = 0; i < 11; i++)
+		if (i != 5 && i != 9 && int_at(rep, i, &v[i]) == -1)
 			return unexpected(c);
+	if (store_runs(view, &rep->elem[9]) == -1)
+		return unexpected(c);
+	view->found = v[10] == 1;
 	host = &rep->elem[5];
 	view->state = v[0] == 1 ? OPEN : v[0] == 2 ? HALF_OPEN : CLOSED;
 	view->failures = (long)(v[1] < 0 || v[1] > INT32_MAX ? 0 : v[1]);
@@ -560,6 +618,76 @@ store_view(struct shared *c, struct circuit_view *view)
 	view->budget = (long)(v[6] < 0 || v[6] > BUDGET_MAX ? 0 : v[6]);
 	view->window = v[7] > 0 ? ns(v[7]) : 0;
 	view->retries = (long)(v[8] < 0 || v[8] > BUDGET_MAX ? 0 : v[8]);
+	return STEP_DONE;
+}
+
+/*
+ * The name in a key of SCAN's reply, retry:{NAME}:state, added to names
+ * when it is one that --circuit would take.  -1: no memory.
+ */
+static int
+add_name(struct names *names, const struct reply *key)
+{
+	char name[256];
+	size_t len;
+
+	if (key->type != REPLY_BULK || key->len < 14 ||
+	    key->len - 13 >= sizeof(name) ||
+	    memcmp(key->str, "retry:{", 7) != 0 ||
+	    memcmp(key->str + key->len - 7, "}:state", 7) != 0)
+		return 0;
+	len = key->len - 14;
+	memcpy(name, key->str + 7, len);
+	name[len] = '\0';
+	if (strlen(name) != len || !valid_circuit_name(name))
+		return 0;
+	return names_add(names, name, len);
+}
+
+/*
+ * --circuit-list: the names that have a state key on the store, into
+ * *names, by SCAN's cursor from 0 until it comes back to 0, the whole
+ * within one --store-timeout.  A key may come twice: names_sort() drops
+ * the second.  On a Redis Cluster, the node of the URL only.
+ */
+enum circuit_step
+store_list(struct shared *c, struct names *names)
+{
+	struct store *s = &the_store;
+	char cursor[32] = "0";
+	const char *argv[] = { "SCAN", cursor, "MATCH", "retry:{*}:state",
+	    "COUNT", "100" };
+	size_t len[6], i;
+	const struct reply *rep = NULL;
+	int64_t end = monotonic_now() + s->timeout;
+	enum circuit_step st;
+	enum redis_io io = REDIS_DONE;
+
+	if (!redis_connected(&s->conn)) {
+		io = redis_connect(&s->conn, s->url, s->password, end);
+		c->unwanted_password = s->conn.unwanted_password;
+	}
+	do {
+		for (i = 0; i < 6; i++)
+			len[i] = strlen(argv[i]);
+		if (io == REDIS_DONE)
+			io = redis_call(&s->conn, end, 6, argv, len, &rep);
+		if ((st = judge(c, io, rep, 0)) != STEP_DONE) {
+			if (st == STEP_SIGNAL)
+				c->signal = sp_caught();
+			return st;
+		}
+		/* A 64-bit cursor, as a bulk string of its digits. */
+		if (!array_of(rep, 2) || rep->elem[0].type != REPLY_BULK ||
+		    rep->elem[0].len == 0 || rep->elem[0].len >= sizeof(cursor) ||
+		    rep->elem[1].type != REPLY_ARRAY)
+			return unexpected(c);
+		for (i = 0; i < rep->elem[1].n; i++)
+			if (add_name(names, &rep->elem[1].elem[i]) == -1)
+				return store_failed(c, 0, "%s", strerror(errno));
+		(void)snprintf(cursor, sizeof(cursor), "%.*s",
+		    (int)rep->elem[0].len, rep->elem[0].str);
+	} while (strcmp(cursor, "0") != 0);
 	return STEP_DONE;
 }
 
@@ -583,6 +711,8 @@ store_open(struct shared *c, const struct store_url *u, int64_t timeout)
 	s->timeout = timeout;
 	s->auth = auth != NULL && *auth != '\0' ? auth : NULL;
 	s->password = u->has_password ? u->password : s->auth;
+	if (c->name == NULL)	/* --circuit-list */
+		c->name = "";
 	(void)snprintf(s->keys[0], sizeof(s->keys[0]), "retry:{%s}:state",
 	    c->name);
 	(void)snprintf(s->keys[1], sizeof(s->keys[1]), "retry:{%s}:probe",

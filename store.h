@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "names.h"
 #include "shared.h"
 #include "url.h"
 
@@ -21,8 +22,11 @@ enum circuit_step	 store_admit(struct shared *, int64_t, long, int64_t,
 		    int, enum verdict *, int64_t *);
 enum circuit_step	 store_result(struct shared *, int64_t, int,
 		    const struct breaker *, double);
+enum circuit_step	 store_run_ended(struct shared *, int64_t,
+		    enum run_kind);
 enum circuit_step	 store_renew(struct shared *, int64_t);
 enum circuit_step	 store_reset(struct shared *);
 enum circuit_step	 store_view(struct shared *, struct circuit_view *);
+enum circuit_step	 store_list(struct shared *, struct names *);
 
 #endif

@@ -9,7 +9,8 @@
 # retry answers a name its platform lacks with "unknown signal".
 _retry_shorts=(-b -c -D -f -h -I -j -K -k -n -O -o -Q -q -s -T -V -v -x)
 _retry_longs=(--attempts --base --budget --buffer-stdout --cap --ci
-	--circuit --circuit-reset --circuit-status --cool --deadline --dry-run
+	--circuit --circuit-list --circuit-reset --circuit-status --cool
+	--deadline --dry-run
 	--factor --help --hint-from-stderr --jitter --key --kill-after
 	--max-delay --metrics --on --on-giveup --on-output --on-retry
 	--on-success --quiet --quiet-unless-failed --replay-stdin --report

@@ -12,8 +12,9 @@ function __retry_takes_value
         metrics on on-giveup on-output on-retry on-success report \
         reset-after seed signal splay stop-on stop-on-output \
         store store-fail store-timeout timeout trip
-    set -l all $valued buffer-stdout dry-run help hint-from-stderr quiet \
-        quiet-unless-failed replay-stdin share-stdin verbose version
+    set -l all $valued buffer-stdout circuit-list dry-run help \
+        hint-from-stderr quiet quiet-unless-failed replay-stdin share-stdin \
+        verbose version
     if contains -- $name $all
         contains -- $name $valued
         return
@@ -155,6 +156,7 @@ complete -c retry -n $cond -l trip -x -d 'Open the circuit after N failures in a
 complete -c retry -n $cond -l cool -x -d 'Keep it open DUR, doubled per opening in a row (30s)'
 complete -c retry -n $cond -l budget -x -d 'At most N retries per DUR across all runs of NAME'
 complete -c retry -n $cond -l circuit-status -xa '(__retry_circuits)' -d 'Print the record of NAME and exit'
+complete -c retry -n $cond -l circuit-list -d 'List the names that have a record and exit'
 complete -c retry -n $cond -l circuit-reset -xa '(__retry_circuits)' -d 'Clear the record of NAME and exit'
 complete -c retry -n $cond -l store -x -d 'Keep the circuit in Redis, shared by many hosts'
 complete -c retry -n $cond -l store-timeout -x -d 'Give up on a step of the store after DUR (250ms)'

@@ -44,6 +44,12 @@ rec_at() {
 	awk -v k="$2" '$1 == k { print $2 }' "$1"
 }
 
+# json_valid FILE: FILE parses as JSON; unchecked without python3.
+json_valid() {
+	command -v python3 >/dev/null || return 0
+	python3 -m json.tool "$1" >/dev/null
+}
+
 # fail_once NAME [OPTION ...]: one run of one failed attempt under NAME.
 fail_once() {
 	local name=$1
@@ -155,9 +161,11 @@ fail_once() {
 	[ ! -e state ]
 	run -0 "$RETRY" --circuit api.example-com_1 touch ran
 	[ -e ran ]
-	# A success on a fresh record changes nothing: only the lock file is made.
+	# A success on a fresh record changes nothing but the runs counted.
 	[ -f state/.api.example-com_1.lock ]
-	[ ! -e state/api.example-com_1 ]
+	[ "$(grep -v '^$' state/api.example-com_1 | tail -n 3)" = "budget 0 0
+retries 0
+runs 1 p" ]
 }
 
 @test "the state directory is made 0700 and the record 0600, whatever the umask" {
@@ -338,7 +346,7 @@ fail_once() {
 	local now ino size
 	now=$(now_ns)
 	# Three retries an hour old: the budget's next step drops them.
-	printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 5 60000000000\nretries 3 %d %d %d\n' \
+	printf 'retry-circuit 1\nstate closed\nfailures 0\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 5 60000000000\nretries 3 %d %d %d\nruns 0\n' \
 	    $((now - 3600000000000)) $((now - 3599000000000)) $((now - 3598000000000)) >state/p
 	ino=$(stat -c %i state/p)
 	size=$(wc -c <state/p)
@@ -347,9 +355,10 @@ fail_once() {
 	[ "$(wc -c <state/p)" = "$size" ]
 	[ "$(rec p failures)" = 2 ]
 	matches "$(grep '^retries' state/p)" '^retries 1 [0-9]+$'
+	[ "$(grep '^runs' state/p)" = "runs 1 f" ]
 	# What follows the record is newlines only.
-	[ "$(sed -n '/^retries/,$p' state/p | sed 1d | tr -d '\n' | wc -c)" -eq 0 ]
-	[ "$(sed -n '/^retries/,$p' state/p | wc -l)" -gt 1 ]
+	[ "$(sed -n '/^runs/,$p' state/p | sed 1d | tr -d '\n' | wc -c)" -eq 0 ]
+	[ "$(sed -n '/^runs/,$p' state/p | wc -l)" -gt 1 ]
 	run -0 --separate-stderr "$RETRY" --circuit-status p
 	[ "$stderr" = "" ]
 	[ "${lines[2]}" = "failures:  2 in a row" ]
@@ -362,7 +371,10 @@ fail_once() {
 	big_record state/big
 	[ "$(wc -c <state/big)" -gt 4096 ]
 	ino=$(stat -c %i state/big)
+	# Held open, its inode cannot be taken again by the next rename.
+	exec 4<state/big
 	run -1 "$RETRY" -q -n1 --budget 1000/1h --circuit big false
+	exec 4<&-
 	[ "$(stat -c %i state/big)" != "$ino" ]
 	[ "$(rec big failures)" = 1 ]
 	[ "$(tail -c 1 state/big | od -An -tx1 | tr -d ' ')" = 0a ]
@@ -442,10 +454,14 @@ fail_once() {
 state:     closed
 failures:  2 in a row
 openings:  0 in a row
-retries:   not counted: no run with --budget yet" ]
+retries:   not counted: no run with --budget yet
+runs:      2 of the last 100: 0 passed at once, 0 after retries, 2 failed
+flakes:    not known: no run has passed yet
+record:    $RETRY_STATE_DIR/br" ]
 	fail_once br --trip 3 --cool 20s
-	run -0 "$RETRY" --circuit-status br
-	[ "${#lines[@]}" -eq 5 ]
+	# Open: 75, as a run that meets it.
+	run -75 "$RETRY" --circuit-status br
+	[ "${#lines[@]}" -eq 8 ]
 	[ "${lines[0]}" = "circuit:   br" ]
 	# Equal jitter: the cool-down is within [10s, 20s].
 	matches "${lines[1]}" '^state:     open, half-opens in ([0-9]+\.[0-9]{3})s$'
@@ -634,9 +650,9 @@ field_of() {
 @test "--circuit-reset clears the record; --circuit-status shows every field" {
 	run -75 "$RETRY" -q -n3 -b 1ms -D 3s --circuit rs --trip 2 --cool 20s \
 	    --budget 5/1m false
-	run -0 --separate-stderr "$RETRY" --circuit-status rs
+	run -75 --separate-stderr "$RETRY" --circuit-status rs
 	[ "$stderr" = "" ]
-	[ "${#lines[@]}" -eq 5 ]
+	[ "${#lines[@]}" -eq 8 ]
 	[ "${lines[0]}" = "circuit:   rs" ]
 	matches "${lines[1]}" '^state:     open, half-opens in [0-9]+\.[0-9]{3}s$'
 	[ "${lines[2]}" = "failures:  2 in a row" ]
@@ -650,7 +666,10 @@ field_of() {
 state:     closed
 failures:  0 in a row
 openings:  0 in a row
-retries:   not counted: no run with --budget yet" ]
+retries:   not counted: no run with --budget yet
+runs:      none counted yet
+flakes:    not known: no run has passed yet
+record:    $RETRY_STATE_DIR/rs" ]
 	run -0 "$RETRY" -D 1s --circuit rs touch ran
 	[ -e ran ]
 	# Reset of a name never used makes an empty record.
@@ -661,13 +680,13 @@ retries:   not counted: no run with --budget yet" ]
 @test "--circuit-status: open past its cool-down, and half-open with its probe" {
 	fail_once st --trip 1 --cool 100ms
 	sleep 0.2
-	run -0 "$RETRY" --circuit-status st
+	run -75 "$RETRY" --circuit-status st
 	[ "${lines[1]}" = "state:     open, half-opens at the next attempt" ]
 	"$RETRY" -n1 --circuit st sh -c 'touch "$0"; sleep 5' begun 3>&- &
 	local pid=$!
 	later "$pid"
 	wait_for begun
-	run -0 "$RETRY" --circuit-status st
+	run -75 "$RETRY" --circuit-status st
 	[ "${lines[1]}" = "state:     half-open, probed by process $pid" ]
 	kill -TERM "$pid"
 	wait "$pid" || true
@@ -846,7 +865,7 @@ fifty() {
 	    "$(now_ns)" >state/bp
 	touch go
 	wait_for_text err 'retry budget of circuit bp spent; waiting'
-	run -0 "$RETRY" --circuit-status bp
+	run -75 "$RETRY" --circuit-status bp
 	[ "${lines[1]}" = "state:     open, half-opens at the next attempt" ]
 	run -0 --separate-stderr "$RETRY" -D 2s --circuit bp touch ran
 	[ -e ran ]
@@ -997,4 +1016,146 @@ term_during_wait() {
 	[ ! -e ran ]
 	[ ! -e state ]
 	run -0 "$RETRY" --circuit x --budget 1000/1s true
+}
+
+# --- what a run says of the circuit, the status, the flake count (issue 22) ---
+
+@test "a circuit that opens mid-run is said once, with its count; a probe that succeeds closes it again" {
+	run -75 --separate-stderr "$RETRY" -n5 -b 1ms -j none -D 2s --circuit mid \
+	    --trip 2 --cool 20s --report r.json false
+	expect_stderr "retry: attempt 1/5 failed with exit 1; next in 0.001s
+retry: circuit mid opened after 2 failures in a row
+retry: attempt 2/5 failed with exit 1; next in 0.002s
+retry: circuit mid stays open past the deadline; giving up"
+	matches "$(tr -d '\n' <r.json)" '"changes": \[\{"at": [0-9.]+, "change": "opened"\}\]'
+	# Half-open: this run probes, and its success closes the circuit.
+	printf 'retry-circuit 1\nstate open\nfailures 2\nopenings 1\nhalf-open-at 1\nprobe 0\nbudget 0 0\nretries 0\nruns 0\n' >state/mid
+	run -0 --separate-stderr "$RETRY" -n1 --circuit mid --report r.json true
+	expect_stderr "retry: circuit mid is half-open; this run probes it
+retry: circuit mid is closed again"
+	matches "$(tr -d '\n' <r.json)" '"changes": \[\{"at": [0-9.]+, "change": "probing"\}, \{"at": [0-9.]+, "change": "closed"\}\]'
+	# -q hides them; a success of a closed circuit says nothing.
+	printf 'retry-circuit 1\nstate open\nfailures 2\nopenings 1\nhalf-open-at 1\nprobe 0\nbudget 0 0\nretries 0\nruns 0\n' >state/mid
+	run -0 --separate-stderr "$RETRY" -q -n1 --circuit mid true
+	[ "$stderr" = "" ]
+	run -0 --separate-stderr "$RETRY" -n1 --circuit mid true
+	[ "$stderr" = "" ]
+}
+
+@test "a failed probe opens the circuit again, said with the failures in a row" {
+	mkdir -m 700 state
+	printf 'retry-circuit 1\nstate open\nfailures 3\nopenings 1\nhalf-open-at 1\nprobe 0\nbudget 0 0\nretries 0\n' >state/fp
+	run -1 --separate-stderr "$RETRY" -n1 --circuit fp --cool 20s false
+	expect_stderr "retry: circuit fp is half-open; this run probes it
+retry: circuit fp opened after 4 failures in a row
+retry: attempt 1/1 failed with exit 1; giving up: no attempts left"
+}
+
+@test "--circuit-status of a name with no record says where it looked: unknown name, other HOME" {
+	fail_once known
+	run -0 --separate-stderr "$RETRY" --circuit-status knwon
+	[ "$stderr" = "" ]
+	[ "${lines[1]}" = "state:     closed" ]
+	[ "${lines[5]}" = "runs:      none counted yet" ]
+	[ "${lines[7]}" = "record:    none: no file knwon in $RETRY_STATE_DIR" ]
+	run -0 "$RETRY" --circuit-status known
+	[ "${lines[7]}" = "record:    $RETRY_STATE_DIR/known" ]
+	# Another HOME, no state directory there: nothing is made.
+	unset RETRY_STATE_DIR
+	mkdir other
+	HOME=$PWD/other XDG_STATE_HOME= run -0 "$RETRY" --circuit-status known
+	[ "${lines[7]}" = "record:    none: no file known in $PWD/other/.local/state/retry" ]
+	[ ! -e other/.local ]
+}
+
+@test "--circuit-status exits 0 closed, 75 open or half-open, 125 for errors; --report writes the same as JSON" {
+	fail_once js --trip 1 --cool 20s
+	run -75 --separate-stderr "$RETRY" --circuit-status js --report s.json
+	[ "$stderr" = "" ]
+	[ "${lines[1]%%,*}" = "state:     open" ]
+	json_valid s.json
+	matches "$(tr -d '\n' <s.json)" '^\{  "circuit": "js",  "store": null,  "state_directory": "[^"]+/state",  "record": true,  "corrupt": false,  "state": "open",  "half_opens_in": [0-9]+\.[0-9]{6},  "probe": null,  "failures": 1,  "openings": 1,  "budget": null,  "runs": \{"counted": 1, "passed_at_once": 0, "passed_after_retries": 0, "failed": 1\},  "flake_rate": null,  "exit_status": 75\}$'
+	# To stderr with -, as for a run; closed: 0.
+	run -0 "$RETRY" --circuit-reset js
+	run -0 --separate-stderr "$RETRY" --circuit-status js --report -
+	[ "${lines[1]}" = "state:     closed" ]
+	printf '%s\n' "$stderr" >e.json
+	json_valid e.json
+	grep -q '"exit_status": 0' e.json
+	grep -q '"record": true' e.json
+	# A report that cannot be written: 125 before anything is read.
+	run -125 --separate-stderr "$RETRY" --circuit-status js --report nodir/s.json
+	[ "$output" = "" ]
+	[[ $stderr == "retry: --report 'nodir/s.json': "* ]]
+	# A state directory refused: 125.
+	chmod 777 state
+	run -125 --separate-stderr "$RETRY" --circuit-status js
+	[ "$output" = "" ]
+	chmod 700 state
+}
+
+@test "the flake count after a scripted series of runs: at once, after retries, failed; the last 100 kept" {
+	local i
+	for i in 1 2 3; do
+		run -0 "$RETRY" -q --circuit fl true
+	done
+	for i in 1 2; do
+		rm -f mark
+		run -0 "$RETRY" -q -n3 -b 1ms --circuit fl --trip 9 sh -c 'test -e mark || { touch mark; exit 1; }'
+	done
+	run -1 "$RETRY" -q -n2 -b 1ms --circuit fl --trip 9 false
+	# A status not retried fails the run; a command that cannot run
+	# says nothing of its flakiness: not counted.
+	run -3 "$RETRY" -q -n2 -o 1 --circuit fl --trip 9 sh -c 'exit 3'
+	run -127 "$RETRY" -q -n2 --circuit fl --trip 9 ./no-such-command
+	[ "$(grep '^runs' state/fl)" = "runs 7 ppprrff" ]
+	run -0 "$RETRY" --circuit-status fl
+	[ "${lines[5]}" = "runs:      7 of the last 100: 3 passed at once, 2 after retries, 2 failed" ]
+	[ "${lines[6]}" = "flakes:    40.0% (2 of the 5 that passed needed retries)" ]
+	# 102 runs in all: the oldest two go.
+	for i in $(seq 95); do
+		"$RETRY" -q --circuit fl true
+	done
+	matches "$(grep '^runs' state/fl)" '^runs 100 prrffp{95}$'
+	run -0 "$RETRY" --circuit-status fl
+	[ "${lines[5]}" = "runs:      100 of the last 100: 96 passed at once, 2 after retries, 2 failed" ]
+	[ "${lines[6]}" = "flakes:    2.0% (2 of the 98 that passed needed retries)" ]
+}
+
+@test "a record of 0.2 (no runs line) reads fine, and gains the line when next written" {
+	mkdir -m 700 state
+	printf 'retry-circuit 1\nstate closed\nfailures 2\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 0 0\nretries 0\n' >state/old
+	run -0 --separate-stderr "$RETRY" --circuit-status old
+	[ "$stderr" = "" ]
+	[ "${lines[2]}" = "failures:  2 in a row" ]
+	[ "${lines[5]}" = "runs:      none counted yet" ]
+	run -1 --separate-stderr "$RETRY" -n1 --circuit old --trip 5 false
+	expect_stderr "retry: attempt 1/1 failed with exit 1; giving up: no attempts left"
+	[ "$(rec old failures)" = 3 ]
+	[ "$(grep -v '^$' state/old | tail -n 2)" = "retries 0
+runs 1 f" ]
+	# A runs line that is not right makes the record corrupt, as any field.
+	printf 'retry-circuit 1\nstate closed\nfailures 2\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 0 0\nretries 0\nruns 2 px\n' >state/old
+	run -0 --separate-stderr "$RETRY" --circuit-status old
+	expect_stderr "retry: circuit old: the record is corrupt; the next run starts it afresh"
+}
+
+@test "--circuit-list lists the names with a record in the state directory, sorted; --circuit-status without a name points to it" {
+	run -0 --separate-stderr "$RETRY" --circuit-list
+	[ "$output" = "" ] && [ "$stderr" = "" ]
+	[ ! -e state ]
+	fail_once b.two
+	fail_once a-one
+	"$RETRY" -q --circuit c3 true
+	echo 'not a record' >state/notes
+	mkdir state/dir
+	run -0 --separate-stderr "$RETRY" --circuit-list
+	[ "$stderr" = "" ]
+	[ "$output" = "a-one
+b.two
+c3" ]
+	run -125 --separate-stderr "$RETRY" --circuit-status
+	expect_stderr "retry: option '--circuit-status' needs a value: a NAME (--circuit-list lists them)"
+	run -125 --separate-stderr "$RETRY" --circuit-list --report x.json
+	expect_stderr "retry: --report goes with a run or --circuit-status, not --circuit-list"
 }

@@ -61,7 +61,7 @@ OTHERS='--collector'
 	done
 	# The circuit's options are all explained in retry-circuit.7.
 	for o in --circuit --trip --cool --budget --circuit-status \
-	    --circuit-reset --store --store-timeout --store-fail; do
+	    --circuit-list --circuit-reset --store --store-timeout --store-fail; do
 		grep -q "^\.It Fl ${o#-}" "$TOP/retry-circuit.7"
 	done
 }

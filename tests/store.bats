@@ -201,9 +201,9 @@ shown() {
 
 @test "--store needs a circuit; bad --store-timeout and --store-fail; RETRY_STORE, and the option first" {
 	run -125 --separate-stderr "$RETRY" --store "$STORE" touch ran
-	expect_stderr "retry: --store, --store-timeout and --store-fail need --circuit, --circuit-status or --circuit-reset"
+	expect_stderr "retry: --store, --store-timeout and --store-fail need --circuit, --circuit-status, --circuit-list or --circuit-reset"
 	run -125 --separate-stderr "$RETRY" --store-fail closed touch ran
-	expect_stderr "retry: --store, --store-timeout and --store-fail need --circuit, --circuit-status or --circuit-reset"
+	expect_stderr "retry: --store, --store-timeout and --store-fail need --circuit, --circuit-status, --circuit-list or --circuit-reset"
 	run -125 --separate-stderr "$RETRY" --circuit x --store-timeout 0 touch ran
 	expect_stderr "retry: --store-timeout '0': must be greater than 0"
 	run -125 --separate-stderr "$RETRY" --circuit x --store-timeout soon touch ran
@@ -346,7 +346,7 @@ open_circuit() {
 	local a=$!
 	later "$a"
 	wait_for_text probe/log '^start 1 '
-	run -0 "$RETRY" --circuit-status pk --store "$STORE"
+	run -75 "$RETRY" --circuit-status pk --store "$STORE"
 	[ "${lines[1]}" = "state:     half-open, probed by process $a on $(hostname)" ]
 	local h
 	for h in B C; do
@@ -410,7 +410,7 @@ open_circuit() {
 	touch go
 	wait_for_text err.A 'retry budget of circuit bp spent; waiting'
 	[ -z "$(rcli get 'retry:{bp}:probe')" ]
-	run -0 "$RETRY" --circuit-status bp --store "$STORE"
+	run -75 "$RETRY" --circuit-status bp --store "$STORE"
 	[ "${lines[1]}" = "state:     open, half-opens at the next attempt" ]
 	on B run -0 --separate-stderr "$RETRY" -D 2s --circuit bp \
 	    --store "$STORE" touch ran
@@ -752,11 +752,15 @@ acl_user() {
 	run -75 --separate-stderr "$RETRY" -n3 -b 1ms -j none --deadline 5s --trip 2 \
 	    --cool 1m --budget 5/1m --circuit acl --store "$url" false
 	expect_stderr "retry: attempt 1/3 failed with exit 1; next in 0.001s
+retry: circuit acl opened after 2 failures in a row
 retry: attempt 2/3 failed with exit 1; next in 0.002s
 retry: circuit acl stays open past the deadline; giving up"
-	run -0 "$RETRY" --circuit-status acl --store "$url"
+	run -75 "$RETRY" --circuit-status acl --store "$url"
 	[ "${lines[2]}" = "failures:  2 in a row" ]
 	[ "${lines[4]}" = "retries:   1 in the last $(shown 1m) (budget 5)" ]
+	[ "${lines[5]}" = "runs:      1 of the last 100: 0 passed at once, 0 after retries, 1 failed" ]
+	run -0 "$RETRY" --circuit-list --store "$url"
+	[ "$output" = acl ]
 	run -0 "$RETRY" --circuit-reset acl --store "$url"
 	# Keys beyond its reach: refused at the first step, 125.
 	run -125 --separate-stderr "$RETRY" --circuit acl \
@@ -779,7 +783,10 @@ retry: circuit acl stays open past the deadline; giving up"
 state:     closed
 failures:  0 in a row
 openings:  0 in a row
-retries:   not counted: no run with --budget yet" ]
+retries:   not counted: no run with --budget yet
+runs:      none counted yet
+flakes:    not known: no run has passed yet
+record:    none: no key retry:{st}:state on $STORE" ]
 	on A "$RETRY" -q -n1 --circuit st --trip 3 --store "$STORE" false || true
 	on B "$RETRY" -q -n1 --circuit st --trip 3 --store "$STORE" false || true
 	run -0 "$RETRY" --circuit-status st --store "$STORE"
@@ -787,8 +794,10 @@ retries:   not counted: no run with --budget yet" ]
 	[ "${lines[2]}" = "failures:  2 in a row" ]
 	on C "$RETRY" -q -n2 -b 1ms --deadline 3s --budget 7/1m --circuit st --trip 3 \
 	    --cool 20s --store "$STORE" false || true
-	run -0 "$RETRY" --circuit-status st --store "$STORE"
-	[ "${#lines[@]}" -eq 5 ]
+	# Open: 75, with a store as without.
+	run -75 "$RETRY" --circuit-status st --store "$STORE"
+	[ "${#lines[@]}" -eq 8 ]
+	[ "${lines[7]}" = "record:    retry:{st}:state on $STORE" ]
 	matches "${lines[1]}" '^state:     open, half-opens in ([0-9]+\.[0-9]{3})s$'
 	between "${BASH_REMATCH[1]%.*}" 8 20
 	[ "${lines[2]}" = "failures:  3 in a row" ]
@@ -821,4 +830,89 @@ retries:   not counted: no run with --budget yet" ]
 	run -125 --separate-stderr "$RETRY" --circuit db --store "$STORE?db=99" true
 	expect_stderr "retry: store $STORE?db=99: SELECT: ERR DB index is out of range"
 	[ ! -e A/db ] && [ ! -e state ]
+}
+
+# --- issue 22: the changes said, the status, the flake count, the list ------
+
+@test "with a store: a circuit that opens mid-run and closes again is said; the status exits 75 while open" {
+	run -75 --separate-stderr "$RETRY" -n4 -b 1ms -j none -D 2s --trip 2 \
+	    --cool 20s --circuit tr --store "$STORE" --report r.json false
+	expect_stderr "retry: attempt 1/4 failed with exit 1; next in 0.001s
+retry: circuit tr opened after 2 failures in a row
+retry: attempt 2/4 failed with exit 1; next in 0.002s
+retry: circuit tr stays open past the deadline; giving up"
+	matches "$(tr -d '\n' <r.json)" '"changes": \[\{"at": [0-9.]+, "change": "opened"\}\]'
+	run -75 --separate-stderr "$RETRY" --circuit-status tr --store "$STORE" --report s.json
+	[ "$stderr" = "" ]
+	grep -q '"exit_status": 75' s.json
+	grep -qF "\"store\": \"$STORE\"" s.json
+	grep -q '"state_directory": null' s.json
+	# Due: the next run probes, and its success closes it again.
+	rcli hset 'retry:{tr}:state' h 1 >/dev/null
+	run -0 --separate-stderr "$RETRY" -n1 --circuit tr --store "$STORE" true
+	expect_stderr "retry: circuit tr is half-open; this run probes it
+retry: circuit tr is closed again"
+	run -0 "$RETRY" --circuit-status tr --store "$STORE"
+	[ "${lines[1]}" = "state:     closed" ]
+	[ "${lines[5]}" = "runs:      2 of the last 100: 1 passed at once, 0 after retries, 1 failed" ]
+}
+
+@test "with a store: the flake count after a scripted series of runs, the last 100 in the hash's r" {
+	local i
+	for i in 1 2; do
+		on A "$RETRY" -q --circuit fk --store "$STORE" true
+	done
+	rm -f mark
+	on B "$RETRY" -q -n3 -b 1ms --circuit fk --store "$STORE" \
+	    sh -c 'test -e mark || { touch mark; exit 1; }'
+	on C "$RETRY" -q -n2 -b 1ms --circuit fk --trip 9 --store "$STORE" false || true
+	[ "$(field fk r)" = pprf ]
+	run -0 "$RETRY" --circuit-status fk --store "$STORE" --report s.json
+	[ "${lines[5]}" = "runs:      4 of the last 100: 2 passed at once, 1 after retries, 1 failed" ]
+	[ "${lines[6]}" = "flakes:    33.3% (1 of the 3 that passed needed retries)" ]
+	grep -q '"runs": {"counted": 4, "passed_at_once": 2, "passed_after_retries": 1, "failed": 1}' s.json
+	grep -q '"flake_rate": 0.3333' s.json
+	# Trimmed by the script to the last 100.
+	rcli hset 'retry:{fk}:state' r "$(printf 'f%.0s' $(seq 100))" >/dev/null
+	on A "$RETRY" -q --circuit fk --store "$STORE" true
+	matches "$(field fk r)" '^f{99}p$'
+	# What is not a runs letter is not the script's: the store is not ours.
+	rcli hset 'retry:{fk}:state' r 'ppx' >/dev/null
+	run -125 --separate-stderr "$RETRY" --circuit-status fk --store "$STORE"
+	expect_stderr "retry: store $STORE: an unexpected reply"
+}
+
+@test "--circuit-status says where it read: the store forgotten reads the state directory, and says there is no record there" {
+	on A "$RETRY" -q -n1 --circuit fg --trip 1 --cool 20s --store "$STORE" false || true
+	run -75 "$RETRY" --circuit-status fg --store "$STORE"
+	[ "${lines[7]}" = "record:    retry:{fg}:state on $STORE" ]
+	RETRY_STATE_DIR=$PWD/A run -0 "$RETRY" --circuit-status fg
+	[ "${lines[1]}" = "state:     closed" ]
+	[ "${lines[7]}" = "record:    none: no file fg in $PWD/A" ]
+	# The password is masked where the status says where.
+	run -0 --separate-stderr "$RETRY" --circuit-status none --store "redis+unix://:secret@$SERVER/sock"
+	[ "${lines[7]}" = "record:    none: no key retry:{none}:state on redis+unix://:***@$SERVER/sock" ]
+	[[ $output != *secret* ]]
+}
+
+@test "--circuit-list with a store: SCAN over every state key, sorted, each once, nothing else" {
+	run -0 --separate-stderr "$RETRY" --circuit-list --store "$STORE"
+	[ "$output" = "" ] && [ "$stderr" = "" ]
+	local i
+	for i in $(seq 250); do
+		echo "HSET retry:{n$i}:state s 0"
+	done | rcli >/dev/null
+	rcli set 'retry:{bad name}:state' x >/dev/null
+	rcli set 'other:{n1}:state' x >/dev/null
+	rcli set 'retry:{p}:probe' x >/dev/null
+	run -0 --separate-stderr "$RETRY" --circuit-list --store "$STORE"
+	[ "$stderr" = "" ]
+	[ "${#lines[@]}" -eq 250 ]
+	[ "$output" = "$(seq 250 | sed 's/^/n/' | LC_ALL=C sort)" ]
+	# RETRY_STORE as for a status; a store that is down: 125.
+	RETRY_STORE=$STORE run -0 "$RETRY" --circuit-list
+	[ "${#lines[@]}" -eq 250 ]
+	run -125 --separate-stderr "$RETRY" --circuit-list --store redis://127.0.0.1:9
+	[ "$output" = "" ]
+	[[ $stderr == "retry: store redis://127.0.0.1:9: "* ]]
 }

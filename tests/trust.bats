@@ -236,13 +236,13 @@ teardown() {
 @test "--circuit-status names the process that holds the probe, and says when it is gone" {
 	mkdir -m 700 state
 	printf 'retry-circuit 1\nstate half-open\nfailures 5\nopenings 1\nhalf-open-at 1\nprobe 1\nbudget 0 0\nretries 0\n' >state/ps
-	run -0 "$RETRY" --circuit-status ps
+	run -75 "$RETRY" --circuit-status ps
 	[ "${lines[1]}" = "state:     half-open, its probe is gone: the next attempt probes" ]
 	"$RETRY" --circuit ps sh -c 'touch probing; sleep 30' 3>&- &
 	local pid=$!
 	later "$pid"
 	wait_for probing
-	run -0 "$RETRY" --circuit-status ps
+	run -75 "$RETRY" --circuit-status ps
 	[ "${lines[1]}" = "state:     half-open, probed by process $pid" ]
 	kill -TERM "$pid"
 	wait "$pid" || true
