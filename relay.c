@@ -326,6 +326,7 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 	r->cut = r->spill_error = 0;
 	r->copy_spliced = r->child_full = 0;
 	r->copy = r->to_child = r->held = -1;
+	r->last = 0;
 	r->hold_all = hold_all;
 	r->seg_start = 0;
 	r->released = r->scanning = 0;
@@ -381,6 +382,16 @@ relay_prepare(struct relay *r)
 			return fail(r, "temporary file");
 		return 0;
 	}
+	if (r->held != -1 && r->last) {
+		/*
+		 * -O and an attempt that no other can follow: its output
+		 * would go to stdout at its end anyway, so it goes there as
+		 * it comes, matched on the way if need be (below).
+		 */
+		if (close(r->held) == -1)
+			return fail(r, "close");
+		r->held = -1;
+	}
 	if (r->held != -1) {
 		/*
 		 * A new file for each attempt: whatever a process that an
@@ -401,6 +412,17 @@ relay_prepare(struct relay *r)
 	    open_pump(r, &r->err, STDERR_FILENO, &r->child_fd[2]) == -1)
 		return fail(r, "pipe");
 	return 0;
+}
+
+/*
+ * Before relay_prepare(): the attempt about to start is the run's last
+ * (no attempt can follow it), or may not be.  -O then sends its output to
+ * stdout as it comes rather than at its end: the same bytes, sooner.
+ */
+void
+relay_last(struct relay *r, int last)
+{
+	r->last = last;
 }
 
 /* After the fork, in retry: the child's ends are the child's alone. */

@@ -81,6 +81,7 @@ struct relay {
 	off_t		 out_bytes;	/* the attempt put on retry's stdout */
 
 	int		 held;		/* --buffer-stdout: the file, or -1 */
+	int		 last;		/* the attempt is the run's last */
 	int		 hold_all;	/* -Q: the file of both streams, or -1 */
 	off_t		 seg_start;	/* where the attempt's part of it begins */
 	int		 released;	/* the held output has gone out */
@@ -105,6 +106,7 @@ struct relay {
 
 int	relay_init(struct relay *, enum input, int, int, int, int,
 	    const regex_t *, const regex_t *);
+void	relay_last(struct relay *, int);
 int	relay_prepare(struct relay *);
 int	relay_forked(struct relay *);
 int	relay_poll(struct relay *, struct pollfd *, int *);
