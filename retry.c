@@ -302,6 +302,9 @@ begin_run(const struct policy *p, struct run *r)
 	    p->on_output.set ? &p->on_output.re : NULL,
 	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
 		fatal("%s needs a temporary file in %s", io.failed, temp_dir());
+	if (relay_patterns(&io, p->on_output.set ? p->on_output.text : NULL,
+	    p->stop_output.set ? p->stop_output.text : NULL) == -1)
+		fatal("%s", io.failed);
 	gate_open(p);
 	proc_init(&io, r->deadline);
 	return r->deadline <= r->start ? DEADLINE : RUNNING;
