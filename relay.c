@@ -486,6 +486,24 @@ matcher_lines(const struct matcher *m, char *s, size_t n)
 	return each_line(m->line, s, n);
 }
 
+/*
+ * Linux: the attempt's input pipe as large as pipe-max-size allows, so
+ * that one splice(2) or write(2) of the copy moves up to SPLICE_MAX, not
+ * 64 KiB, between two turns of poll(2).  Where the system refuses (an
+ * unprivileged user past its pipe quota, EPERM; older kernels), the pipe
+ * keeps its size: nothing depends on it.
+ */
+static void
+widen(int fd)
+{
+#ifdef F_SETPIPE_SZ
+	if (fcntl(fd, F_SETPIPE_SZ, SPLICE_MAX) == -1)
+		return;		/* refused: the default size serves */
+#else
+	(void)fd;
+#endif
+}
+
 /* ---- Matching lines ------------------------------------------------ */
 
 /*
@@ -827,6 +845,7 @@ relay_prepare(struct relay *r)
 	if (r->replay) {
 		if (new_pipe(fds) == -1 || nonblocking(fds[1]) == -1)
 			return fail(r, "pipe");
+		widen(fds[1]);
 		r->child_fd[0] = fds[0];
 		r->to_child = fds[1];
 		r->fed = 0;
