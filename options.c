@@ -312,6 +312,7 @@ compile_pattern(const char *arg, struct pattern *pat)
 		(void)regerror(e, &pat->re, reason, sizeof(reason));
 		return reason;
 	}
+	pat->text = arg;
 	pat->set = 1;
 	return NULL;
 }

@@ -25,6 +25,7 @@ enum hook { HOOK_RETRY, HOOK_GIVEUP, HOOK_SUCCESS, NHOOKS };
 
 struct pattern {
 	regex_t		 re;
+	const char	*text;		/* as given, for relay's faster ways */
 	int		 set;
 };
 

@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <regex.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,429 @@ sink_of(int fd)
 	return SINK_SMALL;
 }
 
+/* ---- Finding lines worth matching (issue 23) ----------------------- */
+
+/*
+ * A set of fixed strings one of which every match of a pattern holds.
+ * Found by reading the ERE conservatively: a run of plain characters that
+ * no quantifier follows, or a group without a quantifier whose every
+ * branch has such a set; anything doubtful (an escape of GNU's, a
+ * bracket, an interval) ends a run and adds nothing.  Any part of a
+ * string that every match holds is held by every match too, so cutting a
+ * run short is always safe.
+ */
+struct litset {
+	int	 n;
+	size_t	 len[NLIT];
+	char	 s[NLIT][LITMAX];
+};
+
+static int	 alternatives(const char **, int, struct litset *);
+
+static size_t
+shortest(const struct litset *l)
+{
+	size_t m = SIZE_MAX;
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->len[i] < m)
+			m = l->len[i];
+	return l->n > 0 ? m : 0;
+}
+
+/* Keeps in best the set with the longest shortest string, then the smaller. */
+static void
+offer(struct litset *best, const struct litset *c)
+{
+	size_t a = shortest(c), b = shortest(best);
+
+	if (a > 0 && (a > b || (a == b && c->n < best->n)))
+		*best = *c;
+}
+
+static void
+offer_run(struct litset *best, const char *run, size_t len)
+{
+	struct litset c;
+
+	if (len == 0)
+		return;
+	c.n = 1;
+	c.len[0] = len;
+	memcpy(c.s[0], run, len);
+	offer(best, &c);
+}
+
+/* Past a quantifier at *pp, if any: 1 if there was one, -1 if unclosed. */
+static int
+quantifier(const char **pp)
+{
+	const char *p = *pp;
+	int any = 0;
+
+	for (;;) {
+		if (*p == '*' || *p == '+' || *p == '?')
+			p++;
+		else if (*p == '{') {
+			if ((p = strchr(p, '}')) == NULL)
+				return -1;
+			p++;
+		} else
+			break;
+		any = 1;
+	}
+	*pp = p;
+	return any;
+}
+
+/* A bracket expression, from its '[' to past its ']'; NULL if unclosed. */
+static const char *
+past_bracket(const char *p)
+{
+	const char *end;
+
+	p++;
+	if (*p == '^')
+		p++;
+	if (*p == ']')
+		p++;
+	while (*p != '\0' && *p != ']') {
+		if (p[0] == '[' && (p[1] == ':' || p[1] == '=' || p[1] == '.')) {
+			end = strchr(p + 2, p[1]);
+			while (end != NULL && end[1] != ']')
+				end = strchr(end + 1, p[1]);
+			if (end == NULL)
+				return NULL;
+			p = end + 2;
+		} else
+			p++;
+	}
+	return *p == ']' ? p + 1 : NULL;
+}
+
+/*
+ * One branch, up to '|', ')' or the end: in best the best set that one of
+ * its parts gives (n 0: none).  -1: a pattern this reading gives up on.
+ */
+static int
+branch(const char **pp, int depth, struct litset *best)
+{
+	const char *p = *pp;
+	char run[LITMAX];
+	size_t len = 0;
+	struct litset g;
+	int q;
+
+	best->n = 0;
+	while (*p != '\0' && *p != '|' && *p != ')') {
+		if (*p == '*' || *p == '+' || *p == '?' || *p == '{') {
+			/* It repeats what came last: the run's last character? */
+			if (len > 0)
+				len--;
+			offer_run(best, run, len);
+			len = 0;
+			if (quantifier(&p) == -1)
+				return -1;
+			continue;
+		}
+		if (*p == '\\' && p[1] != '\0' &&
+		    strchr(".[]\\()*+?{}|^$", p[1]) != NULL) {
+			if (len == LITMAX) {
+				offer_run(best, run, len);
+				len = 0;
+			}
+			run[len++] = p[1];
+			p += 2;
+			continue;
+		}
+		if (strchr("\\.[(^$", *p) == NULL) {
+			if (len == LITMAX) {
+				offer_run(best, run, len);
+				len = 0;
+			}
+			run[len++] = *p++;
+			continue;
+		}
+		/* Not a plain character: the run ends. */
+		offer_run(best, run, len);
+		len = 0;
+		if (*p == '\\') {
+			if (p[1] == '\0')
+				return -1;
+			p += 2;		/* an escape of GNU's, or other */
+		} else if (*p == '[') {
+			if ((p = past_bracket(p)) == NULL)
+				return -1;
+		} else if (*p == '(') {
+			p++;
+			if (depth >= 64 || alternatives(&p, depth + 1, &g) == -1 ||
+			    *p != ')')
+				return -1;
+			p++;
+			if ((q = quantifier(&p)) == -1)
+				return -1;
+			if (q == 0)
+				offer(best, &g);
+			continue;
+		} else
+			p++;		/* '.', '^', '$' */
+		if (quantifier(&p) == -1)
+			return -1;
+	}
+	offer_run(best, run, len);
+	*pp = p;
+	return 0;
+}
+
+/* Branches up to ')' or the end: the union of their sets, or none. */
+static int
+alternatives(const char **pp, int depth, struct litset *out)
+{
+	struct litset b;
+	int i, none = 0;
+
+	out->n = 0;
+	for (;;) {
+		if (branch(pp, depth, &b) == -1)
+			return -1;
+		if (b.n == 0 || out->n + b.n > NLIT)
+			none = 1;
+		for (i = 0; !none && i < b.n; i++) {
+			out->len[out->n] = b.len[i];
+			memcpy(out->s[out->n++], b.s[i], b.len[i]);
+		}
+		if (**pp != '|')
+			break;
+		(*pp)++;
+	}
+	if (none)
+		out->n = 0;
+	return 0;
+}
+
+/*
+ * How to match re, compiled from text: its literals, else (when nothing in
+ * it is told apart by a newline: GNU's \` and \' anchor the whole string)
+ * a REG_NEWLINE twin for runs of lines.  Per line if neither.
+ */
+int
+matcher_init(struct matcher *m, const regex_t *re, const char *text)
+{
+	struct litset l;
+	const char *p = text;
+	int i;
+
+	m->line = re;
+	m->chunked = 0;
+	m->nlit = 0;
+	if (re == NULL || text == NULL)
+		return 0;
+	if (alternatives(&p, 0, &l) == 0 && *p == '\0' && l.n > 0) {
+		m->nlit = l.n;
+		for (i = 0; i < l.n; i++) {
+			m->litlen[i] = l.len[i];
+			memcpy(m->lit[i], l.s[i], l.len[i]);
+		}
+		return 0;
+	}
+	if (strstr(text, "\\`") != NULL || strstr(text, "\\'") != NULL)
+		return 0;
+	if (regcomp(&m->chunk, text, REG_EXTENDED | REG_NOSUB | REG_NEWLINE) != 0)
+		return -1;
+	m->chunked = 1;
+	return 0;
+}
+
+void
+matcher_free(struct matcher *m)
+{
+	if (m->chunked)
+		regfree(&m->chunk);
+	m->chunked = 0;
+}
+
+/*
+ * Matches s[0, n), its first LINEMAX - 1 bytes, as a line: in place, the
+ * byte after them lent for the NUL that regexec(3) wants, and given back.
+ */
+static int
+line_hit(const regex_t *re, char *s, size_t n)
+{
+	char saved;
+	int hit;
+
+	if (n > LINEMAX - 1)
+		n = LINEMAX - 1;
+	saved = s[n];
+	s[n] = '\0';
+	hit = regexec(re, s, 0, NULL, 0) == 0;
+	s[n] = saved;
+	return hit;
+}
+
+/* Each line of s[0, n) (the byte at n is lent, as by line_hit) by itself. */
+static int
+each_line(const regex_t *re, char *s, size_t n)
+{
+	char *end = s + n, *nl;
+
+	for (;; s = nl + 1) {
+		if ((nl = memchr(s, '\n', (size_t)(end - s))) == NULL)
+			return line_hit(re, s, (size_t)(end - s));
+		if (line_hit(re, s, (size_t)(nl - s)))
+			return 1;
+	}
+}
+
+/* Where a line that has s[at] begins, in s. */
+static size_t
+line_start(const char *s, size_t at)
+{
+	while (at > 0 && s[at - 1] != '\n')
+		at--;
+	return at;
+}
+
+/* Where the line from s[at] ends (its newline), or n. */
+static size_t
+line_end(const char *s, size_t at, size_t n)
+{
+	const char *nl = memchr(s + at, '\n', n - at);
+
+	return nl != NULL ? (size_t)(nl - s) : n;
+}
+
+/* The first of m's literals in s[from, n), or n. */
+static size_t
+first_literal(const struct matcher *m, const char *s, size_t from, size_t n,
+    size_t next[])
+{
+	const char *f;
+	size_t best = n;
+	int i;
+
+	for (i = 0; i < m->nlit; i++) {
+		if (next[i] == SIZE_MAX || next[i] < from) {
+			f = memmem(s + from, n - from, m->lit[i], m->litlen[i]);
+			next[i] = f != NULL ? (size_t)(f - s) : n;
+		}
+		if (next[i] < best)
+			best = next[i];
+	}
+	return best;
+}
+
+/* Only the lines where a literal is are matched. */
+static int
+by_literal(const struct matcher *m, char *s, size_t n)
+{
+	size_t next[NLIT], at = 0, b, e;
+	int i;
+
+	for (i = 0; i < m->nlit; i++)
+		next[i] = SIZE_MAX;	/* not looked for yet */
+	while ((at = first_literal(m, s, at, n, next)) < n) {
+		b = line_start(s, at);
+		e = line_end(s, at, n);
+		if (line_hit(m->line, s + b, e - b))
+			return 1;
+		at = e + 1;
+		if (at >= n)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * A line that one regexec(3) of a run cannot stand for: longer than
+ * LINEMAX - 1 (its start is matched) or with a NUL (what precedes it is).
+ * Returns where the first one in s[0, n) begins, or n.
+ */
+static size_t
+first_odd_line(const char *s, size_t n)
+{
+	const char *z = memchr(s, '\0', n);
+	size_t limit = z != NULL ? line_start(s, (size_t)(z - s)) : n, x = 0, l;
+
+	/* Every LINEMAX bytes from a line's start hold a newline. */
+	while (limit - x >= LINEMAX) {
+		for (l = x + LINEMAX; l > x && s[l - 1] != '\n'; l--)
+			continue;
+		if (l == x)
+			return x;
+		x = l;
+	}
+	return limit;
+}
+
+/*
+ * Runs of plain lines at once with REG_NEWLINE, which finds a match where
+ * one line has it (it can also find one across lines: then each line is
+ * matched by itself to be sure); odd lines by themselves.
+ */
+static int
+by_chunk(const struct matcher *m, char *s, size_t n)
+{
+	size_t odd, e;
+	char saved;
+	int hit;
+
+	while (n > 0) {
+		if ((odd = first_odd_line(s, n)) > 0) {
+			e = odd < n ? odd - 1 : n;	/* its newline, or n */
+			saved = s[e];
+			s[e] = '\0';
+			hit = regexec(&m->chunk, s, 0, NULL, 0) == 0;
+			s[e] = saved;
+			if (hit && each_line(m->line, s, e))
+				return 1;
+		}
+		if (odd == n)
+			return 0;
+		e = line_end(s, odd, n);
+		if (line_hit(m->line, s + odd, e - odd))
+			return 1;
+		if (e == n)
+			return 0;
+		s += e + 1;
+		n -= e + 1;
+	}
+	return 0;
+}
+
+/*
+ * Does a line of s[0, n), whole lines split by newlines (the byte at n is
+ * lent, as by line_hit), match m as each would by itself?
+ */
+int
+matcher_lines(const struct matcher *m, char *s, size_t n)
+{
+	if (m->nlit > 0)
+		return by_literal(m, s, n);
+	if (m->chunked)
+		return by_chunk(m, s, n);
+	return each_line(m->line, s, n);
+}
+
+/*
+ * Linux: the attempt's input pipe as large as pipe-max-size allows, so
+ * that one splice(2) or write(2) of the copy moves up to SPLICE_MAX, not
+ * 64 KiB, between two turns of poll(2).  Where the system refuses (an
+ * unprivileged user past its pipe quota, EPERM; older kernels), the pipe
+ * keeps its size: nothing depends on it.
+ */
+static void
+widen(int fd)
+{
+#ifdef F_SETPIPE_SZ
+	if (fcntl(fd, F_SETPIPE_SZ, SPLICE_MAX) == -1)
+		return;		/* refused: the default size serves */
+#else
+	(void)fd;
+#endif
+}
+
 /* ---- Matching lines ------------------------------------------------ */
 
 /*
@@ -129,20 +553,25 @@ watch_hint(struct relay *r, const char *s, size_t n)
 static void
 match_here(struct relay *r, const struct pump *p, char *s, size_t n)
 {
-	char saved;
-
-	if (n > LINEMAX - 1)
-		n = LINEMAX - 1;
 	if (watches_hint(r, p))
-		watch_hint(r, s, n);
-	saved = s[n];
-	s[n] = '\0';
-	if (r->on != NULL && !r->on_hit && regexec(r->on, s, 0, NULL, 0) == 0)
+		watch_hint(r, s, n > LINEMAX - 1 ? LINEMAX - 1 : n);
+	if (r->on != NULL && !r->on_hit && line_hit(r->on, s, n))
 		r->on_hit = 1;
-	if (r->stop != NULL && !r->stop_hit &&
-	    regexec(r->stop, s, 0, NULL, 0) == 0)
+	if (r->stop != NULL && !r->stop_hit && line_hit(r->stop, s, n))
 		r->stop_hit = 1;
-	s[n] = saved;
+}
+
+/*
+ * Whole lines s[0, n), the byte at n lent (see line_hit), for the
+ * patterns: those that memmem or one regexec of many lines can skip are.
+ */
+static void
+match_lines(struct relay *r, char *s, size_t n)
+{
+	if (r->on != NULL && !r->on_hit && matcher_lines(&r->m_on, s, n))
+		r->on_hit = 1;
+	if (r->stop != NULL && !r->stop_hit && matcher_lines(&r->m_stop, s, n))
+		r->stop_hit = 1;
 }
 
 /*
@@ -181,8 +610,27 @@ line_reset(struct pump *p)
 static void
 match_feed(struct relay *r, struct pump *p, char *s, size_t n)
 {
-	char *end = s + n, *nl;
+	char *end = s + n, *nl, *last;
 
+	if (!watches_hint(r, p) && wants_lines(r, p) &&
+	    (nl = memchr(s, '\n', n)) != NULL) {
+		/*
+		 * The line that an earlier read began, or the first; then
+		 * every whole line at once, and the start of the last.
+		 */
+		for (last = end; last[-1] != '\n'; last--)
+			continue;
+		if (p->linelen > 0 || p->skipping) {
+			line_add(r, p, s, (size_t)(nl - s));
+			if (!p->skipping)
+				match_here(r, p, p->line, p->linelen);
+		} else
+			match_here(r, p, s, (size_t)(nl - s));
+		line_reset(p);
+		if (last - 1 > nl && wants_lines(r, p))
+			match_lines(r, nl + 1, (size_t)(last - 1 - (nl + 1)));
+		s = last;
+	}
 	while (wants_lines(r, p) &&
 	    (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
 		if (p->linelen > 0 || p->skipping) {
@@ -318,6 +766,8 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 {
 	r->on = on;
 	r->stop = stop;
+	(void)matcher_init(&r->m_on, on, NULL);		/* per line: no text */
+	(void)matcher_init(&r->m_stop, stop, NULL);
 	r->on_hit = r->stop_hit = 0;
 	r->hint_watch = hint;
 	r->hint[0] = '\0';
@@ -326,6 +776,7 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 	r->cut = r->spill_error = 0;
 	r->copy_spliced = r->child_full = 0;
 	r->copy = r->to_child = r->held = -1;
+	r->last = 0;
 	r->hold_all = hold_all;
 	r->seg_start = 0;
 	r->released = r->scanning = 0;
@@ -352,6 +803,32 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 	return 0;
 }
 
+/*
+ * The texts of --on-output and --stop-on-output (or NULL), compiled in
+ * relay_init()'s: how to match them faster than line by line.
+ */
+int
+relay_patterns(struct relay *r, const char *on, const char *stop)
+{
+	if (matcher_init(&r->m_on, r->on, on) == -1 ||
+	    matcher_init(&r->m_stop, r->stop, stop) == -1)
+		return fail(r, "regcomp");
+	return 0;
+}
+
+/*
+ * One chunk of an attempt's stdout, matched as relayed output is; end:
+ * the stream ends after it.  For the fuzzer, which compares it with
+ * regexec(3) line by line.
+ */
+void
+relay_match_text(struct relay *r, char *s, size_t n, int end)
+{
+	match_feed(r, &r->out, s, n);
+	if (end)
+		match_end(r, &r->out);
+}
+
 /* Before each fork: the attempt's stdin, stdout and stderr. */
 int
 relay_prepare(struct relay *r)
@@ -368,6 +845,7 @@ relay_prepare(struct relay *r)
 	if (r->replay) {
 		if (new_pipe(fds) == -1 || nonblocking(fds[1]) == -1)
 			return fail(r, "pipe");
+		widen(fds[1]);
 		r->child_fd[0] = fds[0];
 		r->to_child = fds[1];
 		r->fed = 0;
@@ -380,6 +858,16 @@ relay_prepare(struct relay *r)
 		if ((r->seg_start = lseek(r->hold_all, 0, SEEK_CUR)) == -1)
 			return fail(r, "temporary file");
 		return 0;
+	}
+	if (r->held != -1 && r->last) {
+		/*
+		 * -O and an attempt that no other can follow: its output
+		 * would go to stdout at its end anyway, so it goes there as
+		 * it comes, matched on the way if need be (below).
+		 */
+		if (close(r->held) == -1)
+			return fail(r, "close");
+		r->held = -1;
 	}
 	if (r->held != -1) {
 		/*
@@ -401,6 +889,17 @@ relay_prepare(struct relay *r)
 	    open_pump(r, &r->err, STDERR_FILENO, &r->child_fd[2]) == -1)
 		return fail(r, "pipe");
 	return 0;
+}
+
+/*
+ * Before relay_prepare(): the attempt about to start is the run's last
+ * (no attempt can follow it), or may not be.  -O then sends its output to
+ * stdout as it comes rather than at its end: the same bytes, sooner.
+ */
+void
+relay_last(struct relay *r, int last)
+{
+	r->last = last;
 }
 
 /* After the fork, in retry: the child's ends are the child's alone. */

@@ -42,6 +42,23 @@ enum sink {
 	SINK_NONE	/* retry cannot write it (closed): read, matched, dropped */
 };
 
+#define NLIT		8	/* literals of one pattern, at most */
+#define LITMAX		64	/* bytes of one, at most */
+
+/*
+ * How one pattern is matched: per line (line), or, when every match
+ * holds one of lit (a fixed string, or each alternative's), where memmem
+ * finds one; else runs of whole lines at once (chunk, REG_NEWLINE).
+ */
+struct matcher {
+	const regex_t	*line;		/* NULL: no pattern */
+	regex_t		 chunk;
+	int		 chunked;	/* chunk is compiled */
+	int		 nlit;		/* 0: none found */
+	size_t		 litlen[NLIT];
+	char		 lit[NLIT][LITMAX];
+};
+
 /* Output copied to one of retry's own streams: a child's pipe or held file. */
 struct pump {
 	int		 from, to;	/* -1 when closed */
@@ -59,6 +76,7 @@ struct pump {
 
 struct relay {
 	const regex_t	*on, *stop;	/* --on-output, --stop-on-output */
+	struct matcher	 m_on, m_stop;	/* the same, and how to go faster */
 	int		 on_hit, stop_hit;
 	int		 hint_watch;	/* --hint-from-stderr */
 	char		 hint[256];	/* the attempt's last Retry-After line */
@@ -81,6 +99,7 @@ struct relay {
 	off_t		 out_bytes;	/* the attempt put on retry's stdout */
 
 	int		 held;		/* --buffer-stdout: the file, or -1 */
+	int		 last;		/* the attempt is the run's last */
 	int		 hold_all;	/* -Q: the file of both streams, or -1 */
 	off_t		 seg_start;	/* where the attempt's part of it begins */
 	int		 released;	/* the held output has gone out */
@@ -105,6 +124,8 @@ struct relay {
 
 int	relay_init(struct relay *, enum input, int, int, int, int,
 	    const regex_t *, const regex_t *);
+void	relay_last(struct relay *, int);
+int	relay_patterns(struct relay *, const char *, const char *);
 int	relay_prepare(struct relay *);
 int	relay_forked(struct relay *);
 int	relay_poll(struct relay *, struct pollfd *, int *);
@@ -115,5 +136,10 @@ int	relay_attempt_ended(struct relay *);
 int	relay_release(struct relay *, int);
 int	relay_drop(struct relay *);
 int	relay_reader_gone(int);
+
+int	matcher_init(struct matcher *, const regex_t *, const char *);
+int	matcher_lines(const struct matcher *, char *, size_t);
+void	matcher_free(struct matcher *);
+void	relay_match_text(struct relay *, char *, size_t, int);
 
 #endif

@@ -305,6 +305,9 @@ begin_run(const struct policy *p, struct run *r)
 	    p->on_output.set ? &p->on_output.re : NULL,
 	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
 		fatal("%s needs a temporary file in %s", io.failed, temp_dir());
+	if (relay_patterns(&io, p->on_output.set ? p->on_output.text : NULL,
+	    p->stop_output.set ? p->stop_output.text : NULL) == -1)
+		fatal("%s", io.failed);
 	gate_open(p);
 	proc_init(&io, r->deadline);
 	return r->deadline <= r->start ? DEADLINE : RUNNING;
@@ -458,6 +461,31 @@ count_for_circuit(const struct policy *p, struct run *r)
 }
 
 /*
+ * Can no attempt follow the one starting, whatever it does?  Its number
+ * reaches -n, as judge_attempt() will find (unless --reset-after may count again from 1), or even the
+ * shortest delay the schedule could draw after it passes the deadline
+ * from now, and no Retry-After hint, which may be shorter, can come.
+ * -O sends the output of such an attempt to stdout as it comes.
+ */
+static int
+known_last(const struct policy *p, const struct run *r, int64_t now)
+{
+	struct backoff b = r->backoff;
+	struct rng g = r->rng;	/* copies: the real draw is not spent */
+	struct step st;
+
+	if (p->reset_after != 0)
+		return 0;
+	if (p->attempts != 0 && r->attempt >= p->attempts)
+		return 1;
+	if (r->deadline == NEVER || p->hint_from_stderr ||
+	    getenv("RETRY_AFTER_FILE") != NULL)
+		return 0;
+	(void)backoff_next(&b, &g, &st);	/* only its band is wanted */
+	return st.lo >= r->deadline - now;
+}
+
+/*
  * Runs the command once, stopped at its timeout or the deadline, and
  * records what came of it.
  */
@@ -480,6 +508,7 @@ run_attempt(const struct policy *p, struct run *r)
 	if (p->timeout != 0 && p->timeout < r->deadline - now)
 		lim.at = now + p->timeout;
 	r->began = now;
+	relay_last(&io, p->buffer_stdout && known_last(p, r, now));
 	proc_run(p->argv, &lim, &r->end);
 	r->ended = monotonic_now();
 	r->timed_out = !r->end.stopped ? NOT_TIMED_OUT :

@@ -144,3 +144,65 @@ denied" ]
 	[ "$rc" -eq 0 ]
 	[ "$(wc -l <count)" -eq 3 ]
 }
+
+# ---- Faster matching, the same verdicts (issue 23) --------------------------
+
+# expect_verdict PATTERN FILE hit|miss: whether some line of FILE, written
+# at once, matches PATTERN.
+expect_verdict() {
+	local got=miss
+	if "$RETRY" -n 1 --stop-on-output "$1" cat "$2" 2>&1 >/dev/null |
+	    grep -q 'matched --stop-on-output'; then
+		got=hit
+	fi
+	if [ "$got" != "$3" ]; then
+		echo "$1 on $2: $got, not $3"
+		return 1
+	fi
+}
+
+@test "--on-output and --stop-on-output: literals, runs of lines and odd lines give the verdicts of regexec line by line" {
+	long=$(head -c 5000 /dev/zero | tr '\0' a)
+	printf 'first\nok\nan ERROR here\nfine\nlast\n' >plain
+	printf 'first\n%sERROR\nfine\nlast\n' "$long" >long
+	printf 'first\n%sx%s\nlast\n' "${long:0:4094}" "$long" >longx
+	printf 'first\nab\0ERROR\nfine\nlast\n' >nul
+	printf 'first\nab\0x\nERROR\nlast\n' >nulthen
+	printf 'first\r\nERROR\r\nlast\r\n' >crlf
+	printf 'first\nfine\nlast ERROR' >nofinal
+	printf 'first\nxa\nby\n\nlast\n' >split
+	printf 'first\nan Error\ntook 123 ms\nlast\n' >mixed
+	expect_verdict 'ERROR|FATAL' plain hit
+	expect_verdict '(ERROR|FATAL)' long miss
+	expect_verdict '(ERROR|FATAL)' nul miss
+	expect_verdict '(ERROR|FATAL)' nulthen hit
+	expect_verdict 'ERROR' crlf hit
+	expect_verdict '^ERROR$' crlf miss
+	expect_verdict '^ERROR.$' crlf hit
+	expect_verdict 'ERROR$' nofinal hit
+	expect_verdict '[E]RROR' plain hit
+	expect_verdict '[E]RROR' long miss
+	expect_verdict '[E]RROR' nul miss
+	expect_verdict '[E]RROR' nulthen hit
+	expect_verdict '^[E]RROR$' crlf miss
+	expect_verdict '[x]$' longx hit
+	expect_verdict 'x$' longx hit
+	expect_verdict '[x]$' long miss
+	expect_verdict '[Ee]rror' plain miss
+	expect_verdict '[Ee]rror' mixed hit
+	expect_verdict '[eE][rR]{2}[oO][rR]' plain hit
+	expect_verdict '[0-9]{3} ms' mixed hit
+	expect_verdict '[0-9]{3} ms' plain miss
+	expect_verdict '^[0-9]+' mixed miss
+	expect_verdict '^$' split hit
+	expect_verdict '^$' plain miss
+	expect_verdict 'a.b' split miss
+	expect_verdict 'a[[:space:]]b' split miss
+	expect_verdict 'a\sb' split miss
+	expect_verdict 'a$' split hit
+	expect_verdict '^b' split hit
+	expect_verdict '(^|x)a$' split hit
+	expect_verdict '(fine|ok)$' plain hit
+	expect_verdict '(fine|ok)x' plain miss
+	expect_verdict '^(an|ok) E' plain hit
+}

@@ -80,8 +80,8 @@ retry: attempt 2/5 failed with exit 3; giving up: status 3 is not retryable"
 	[[ $stderr =~ ^retry:\ attempt\ 1/5\ failed\ with\ exit\ 3\;\ giving\ up:\ a\ delay\ of\ 1[01]\.[0-9]{3}s\ would\ pass\ the\ deadline$ ]]
 }
 
-@test "--buffer-stdout: nothing reaches stdout while the attempt runs" {
-	"$RETRY" -O -n 1 sh -c 'echo held; touch written
+@test "--buffer-stdout: nothing reaches stdout while an attempt that may be retried runs" {
+	"$RETRY" -O -n 2 sh -c 'echo held; touch written
 		i=0; while [ ! -e go ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done' \
 	    >out 2>err 3>&- &
 	echo $! >bg.pid
@@ -289,7 +289,99 @@ within_deadline() {
 	[[ $(sed -n 2p fds) =~ ^1\ pipe:\[[0-9]+\]\ $PWD/out$ ]]
 	[[ $(sed -n 3p fds) =~ ^2\ pipe:\[[0-9]+\]\ $PWD/err$ ]]
 	# With -O, a held file for stdout only.
-	"$RETRY" -O -n 1 sh -c "$script" sh fds <in >out 2>err
+	"$RETRY" -O -n 2 sh -c "$script" sh fds <in >out 2>err
 	[[ $(sed -n 2p fds) =~ ^1\ $TMPDIR/(#[0-9]+|retry\.[A-Za-z0-9]{6})\ \(deleted\)\ $PWD/out$ ]]
 	[ "$(sed -n 3p fds)" = "2 $PWD/err $PWD/err" ]
+	# But the last attempt has retry's stdout itself.
+	"$RETRY" -O -n 1 sh -c "$script" sh fds <in >out 2>err
+	[ "$(sed -n 2p fds)" = "1 $PWD/out $PWD/out" ]
+}
+
+# ---- -O and the last attempt (issue 23) ------------------------------------
+
+@test "--buffer-stdout: an attempt that is the last (-n) streams to stdout as it runs" {
+	"$RETRY" -O -n 2 -b 10ms -j none sh -c '
+		[ "$RETRY_ATTEMPT" = 1 ] && { echo first; exit 1; }
+		echo streamed; touch written
+		i=0; while [ ! -e go ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done' \
+	    >out 2>err 3>&- &
+	echo $! >bg.pid
+	wait_for written
+	wait_for_text out streamed
+	[ "$(cat err)" = "first
+retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
+	touch go
+	wait "$(cat bg.pid)"
+	[ "$(cat out)" = streamed ]
+}
+
+@test "--buffer-stdout: an attempt after which no delay fits before the deadline streams, where no hint can come" {
+	# No private directory: Retry-After hints are off, so the 2 s delay
+	# is the shortest there can be, and it passes the 1 s deadline.
+	XDG_RUNTIME_DIR=/dev/null "$RETRY" -O -D 1s -b 2s -j none sh -c '
+		echo streamed; touch written
+		i=0; while [ ! -e go ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+		exit 1' >out 2>err 3>&- &
+	echo $! >bg.pid
+	wait_for written
+	wait_for_text out streamed
+	touch go
+	rc=0
+	wait "$(cat bg.pid)" || rc=$?
+	[ "$rc" -eq 1 ]
+	[ "$(cat out)" = streamed ]
+	# With hints on, or equal jitter's half step inside the deadline, held.
+	"$RETRY" -O -D 1s -b 2s -j none sh -c \
+	    'ls -l /proc/$$/fd/1 | sed "s/.* -> //"; exit 1' >out 2>err || true
+	[[ $(cat out) =~ \(deleted\)$ ]]
+	XDG_RUNTIME_DIR=/dev/null "$RETRY" -O -D 10s -b 15s -j equal sh -c \
+	    'ls -l /proc/$$/fd/1 | sed "s/.* -> //"' >out 2>err
+	[[ $(cat out) =~ \(deleted\)$ ]]
+	XDG_RUNTIME_DIR=/dev/null "$RETRY" -O -D 1s -b 2100ms -j equal sh -c \
+	    'ls -l /proc/$$/fd/1 | sed "s/.* -> //"; exit 1' >out 2>err || true
+	[ "$(cat out)" = "$PWD/out" ]
+	# --reset-after may count again from 1: never known to be the last.
+	"$RETRY" -O -n 1 --reset-after 1h sh -c \
+	    'ls -l /proc/$$/fd/1 | sed "s/.* -> //"' >out 2>err
+	[[ $(cat out) =~ \(deleted\)$ ]]
+}
+
+# The same bytes, held (attempt 1 of 2 succeeds) and streamed (the last).
+held_and_streamed() {
+	"$RETRY" -O -n 2 -b 10ms -j none "$@" sh -c 'cat data' | $READER >held
+	"$RETRY" -O -n 2 -b 10ms -j none "$@" sh -c \
+	    '[ "$RETRY_ATTEMPT" = 2 ] || exit 1; cat data' 2>/dev/null |
+	    $READER >streamed
+	cmp data held
+	cmp held streamed
+}
+
+@test "--buffer-stdout: the last attempt's streamed output is byte for byte the held one's: binary data, a reader that stalls" {
+	head -c 3000000 /dev/urandom >data
+	printf '\0\r\nno final newline' >>data
+	READER=cat held_and_streamed
+	READER=cat held_and_streamed --on-output 'no such line'
+	# A reader that stalls a second before it reads.
+	READER='eval { sleep 1; cat; }' held_and_streamed
+	READER='eval { sleep 1; cat; }' held_and_streamed --stop-on-output 'x{9}y'
+	# To a file.
+	"$RETRY" -O -n 2 -b 10ms -j none sh -c \
+	    '[ "$RETRY_ATTEMPT" = 2 ] || exit 1; cat data' >out 2>/dev/null
+	cmp data out
+}
+
+@test "--buffer-stdout: the last attempt's output is still matched as it streams" {
+	run -0 --separate-stderr "$RETRY" -O -n 2 -b 10ms -j none --on-output '^bad$' \
+	    sh -c 'echo "out $RETRY_ATTEMPT"; echo bad'
+	[ "$output" = "out 2
+bad" ]
+	[ "$stderr" = "out 1
+bad
+retry: attempt 1/2 succeeded; next in 0.010s
+retry: attempt 2/2 succeeded; giving up: no attempts left" ]
+	run -0 --separate-stderr "$RETRY" -O -n 1 --stop-on-output '^stop' \
+	    sh -c 'echo go; echo stop here'
+	[ "$output" = "go
+stop here" ]
+	[ "$stderr" = "retry: attempt 1/1 succeeded; giving up: its output matched --stop-on-output" ]
 }

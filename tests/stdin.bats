@@ -314,3 +314,19 @@ $want" ]
 	done <hwm
 	[ "$(tmp_files)" = "" ]
 }
+
+@test "-I: every attempt gets identical bytes at 0 B, 1 B, 64 KiB +- 1, 1 MiB + 1 and 256 MiB" {
+	local n
+	for n in 0 1 65535 65536 65537 1048577 268435456; do
+		rm -f sums
+		head -c "$n" /dev/urandom >in
+		want=$(cksum <in)
+		rc=0
+		cat in | "$RETRY" -I -n 3 -b 1ms -j none sh -c \
+		    'cksum >>sums; exit 1' 2>/dev/null || rc=$?
+		[ "$rc" -eq 1 ]
+		[ "$(sort -u sums)" = "$want" ]
+		[ "$(wc -l <sums)" -eq 3 ]
+	done
+	rm -f in
+}

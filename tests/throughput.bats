@@ -274,7 +274,8 @@ stuck_reader() {
 
 @test "--buffer-stdout released to a reader that stops reading: SIGTERM ends retry at once" {
 	stuck_reader
-	"$RETRY" -O -n 1 sh -c 'echo $$ >pid; head -c 20000000 "$DATA/a"' \
+	# -n 2: held (the last attempt, not held, is a plain writer's).
+	"$RETRY" -O -n 2 sh -c 'echo $$ >pid; head -c 20000000 "$DATA/a"' \
 	    >stuck 2>err 3>&- &
 	echo $! >bg.pid
 	wait_for pid
@@ -327,9 +328,13 @@ stuck_reader() {
 	timeout 20 "$RETRY" --on-output '^' -n 1 cat "$DATA/a" 2>err |
 	    head -c 100 >/dev/null
 	[ "${PIPESTATUS[0]}" -eq 141 ]
-	timeout 20 "$RETRY" -O -n 1 cat "$DATA/a" 2>err | head -c 100 >/dev/null
+	timeout 20 "$RETRY" -O -n 2 cat "$DATA/a" 2>err | head -c 100 >/dev/null
 	[ "${PIPESTATUS[0]}" -eq 0 ]
 	[ ! -s err ]
+	# The last attempt is not held: its own pipe closes, as without -O.
+	timeout 20 "$RETRY" -O -n 1 cat "$DATA/a" 2>err | head -c 100 >/dev/null
+	[ "${PIPESTATUS[0]}" -eq 141 ]
+	[[ $(cat err) == "retry: attempt 1/1 killed by SIGPIPE; giving up: "* ]]
 	# stderr gone as well: retry still ends, with the attempt's status.
 	timeout 20 "$RETRY" -O --on-output x -n 2 -b 10ms -j none \
 	    sh -c 'cat "$DATA/b" >&2; cat "$DATA/a"; exit 3' 2>&1 >/dev/null |
