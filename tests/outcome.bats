@@ -162,7 +162,7 @@ run_ends() {
 }
 
 @test "outcome input cut: the status, not_retryable, 'its standard input passed the 16 MiB kept for a retry'" {
-	run bash -c 'head -c 17M /dev/zero | "$1" --report report.json -n 2 \
+	run bash -c 'head -c 17825792 /dev/zero | "$1" --report report.json -n 2 \
 	    -b 1ms -- sh -c "cat >/dev/null; exit 1" 2>err; echo $?' sh "$RETRY"
 	stderr=$(cat err)
 	check_end 1 not_retryable \
