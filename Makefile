@@ -53,7 +53,7 @@ COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
 
 .PHONY: all test install uninstall clean check check-build check-static \
 	check-valgrind check-sanitize check-musl check-busybox check-portable \
-	fuzz deps dist distcheck bench bench-helpers bench-store
+	fuzz deps dist distcheck bench bench-helpers bench-store static
 
 all: retry
 retry: $(SRCS) $(HDRS) Makefile
@@ -118,7 +118,9 @@ distcheck: dist ; @VERSION='$(VERSION)' MAKE='$(THISMAKE)' BATS='$(BATS)' \
 BENCH_ONE = bench/stamp bench/floor bench/linematch
 BENCH_TWO = bench/spawn bench/latency bench/herd bench/crowd bench/oversleep
 BENCH_HELPERS = $(BENCH_ONE) $(BENCH_TWO)
-bench: retry tests/helpers/ptyrun $(BENCH_HELPERS)
+# make static: ./retry-static, musl's or glibc's (see its script).
+static: ; @$(CHECKENV) sh tests/check/build-static.sh
+bench: retry static tests/helpers/ptyrun $(BENCH_HELPERS)
 	QUICK=$(QUICK) sh bench/run.sh
 bench-helpers: $(BENCH_HELPERS)
 $(BENCH_ONE): $(BENCH_ONE:=.c) compat.h
@@ -157,5 +159,5 @@ uninstall:
 
 DIST = retry-$(VERSION)
 clean:
-	rm -f retry retry-sanitize retry-musl $(TESTPROGS) $(FUZZERS) $(BENCH_HELPERS)
+	rm -f retry retry-sanitize retry-musl retry-static $(TESTPROGS) $(FUZZERS) $(BENCH_HELPERS)
 	rm -rf tests/fuzz/work $(DIST) $(DIST).tar.gz
