@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The run's messages on stderr, a listener of its events: the policy
- * (-v), each retry and its delay, each other wait (-v), and the one line
- * on why it ended, all written as retry(1) shows them.
+ * (-v), each retry and its delay, every other wait as it begins, the
+ * circuit's changes, and the one line on why the run ended, all written
+ * as retry(1) shows them.
  */
 #include "compat.h"	/* first: the feature macros */
 
