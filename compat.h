@@ -37,6 +37,19 @@
 #define HAVE_GETENTROPY	1
 #endif
 
+/*
+ * copy_file_range(2): Linux 4.5, in glibc since 2.27 and in musl (which
+ * names no version: <features.h> shows __GLIBC__ only with glibc).  A
+ * kernel without it says ENOSYS, and retry reads and writes instead.
+ */
+#if defined(__linux__)
+#include <features.h>
+#if !defined(__GLIBC__) || __GLIBC__ > 2 || \
+    (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 27)
+#define HAVE_COPY_FILE_RANGE	1
+#endif
+#endif
+
 /* clock_nanosleep(2) (POSIX, with _POSIX_CLOCK_SELECTION): not on macOS. */
 #if !defined(__APPLE__)
 #define HAVE_CLOCK_NANOSLEEP	1

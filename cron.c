@@ -103,6 +103,30 @@ index_attempt(const struct event *ev)
 		fatal("-Q: temporary file");
 }
 
+#ifdef HAVE_COPY_FILE_RANGE
+/*
+ * As much of the spool's bytes [from, to) as copy_file_range(2) moves to
+ * stderr, in the kernel; it refuses a stderr that is not a regular file,
+ * or opened with O_APPEND.  Returns where it stopped.
+ */
+static off_t
+copy_ranged(off_t from, off_t to)
+{
+	loff_t pos = from;
+	ssize_t n;
+
+	while (pos < to) {
+		n = copy_file_range(spool, &pos, STDERR_FILENO, NULL,
+		    (size_t)(to - pos), 0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+	}
+	return (off_t)pos;
+}
+#endif
+
 /* Copies the spool's bytes [from, to) to stderr. */
 static int
 copy_out(off_t from, off_t to)
@@ -110,6 +134,10 @@ copy_out(off_t from, off_t to)
 	char buf[65536];
 	ssize_t n;
 
+#ifdef HAVE_COPY_FILE_RANGE
+	/* What it leaves, read(2) and write(2) move, or say what is wrong. */
+	from = copy_ranged(from, to);
+#endif
 	while (from < to) {
 		n = pread(spool, buf, (size_t)(to - from) < sizeof(buf) ?
 		    (size_t)(to - from) : sizeof(buf), from);

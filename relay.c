@@ -662,7 +662,7 @@ pump_reset(const struct relay *r, struct pump *p, int from, int to)
 {
 	p->from = from;
 	p->to = to;
-	p->file = p->full = p->draining = 0;
+	p->file = p->full = p->draining = p->unranged = 0;
 	p->sink = to >= 0 && to <= STDERR_FILENO ? r->sink[to] : SINK_SMALL;
 	p->pos = 0;
 	p->off = p->len = 0;
@@ -1419,10 +1419,44 @@ pass_teed(struct relay *r, struct pump *p)
 }
 #endif
 
+#ifdef HAVE_COPY_FILE_RANGE
+/*
+ * The held file to a regular file (-O with stdout on a file): moved in
+ * the kernel, its blocks shared where the file system can.  The held file
+ * is read at its own offset; the destination's, shared with the caller,
+ * moves on as a write(2) would move it.  Any refusal (EXDEV, ENOSYS,
+ * EINVAL for /dev/null, EBADF for O_APPEND) or error: read(2) and
+ * write(2) take over for this attempt, and say what is wrong if anything.
+ */
+static int
+pass_ranged(struct relay *r, struct pump *p)
+{
+	loff_t pos = p->pos;
+	ssize_t n;
+
+	n = copy_file_range(p->from, &pos, p->to, NULL, SPLICE_MAX, 0);
+	if (n == -1 && errno == EINTR)
+		return 0;
+	/* 0 is the end, or a file system that copies nothing (procfs):
+	 * pread(2) tells which. */
+	if (n <= 0) {
+		p->unranged = 1;
+		return pass_buffered(r, p);
+	}
+	p->pos = pos;
+	moved(r, p, n);
+	return 0;
+}
+#endif
+
 /* Moves what the source has to p->to, the way p->sink allows. */
 static int
 pass(struct relay *r, struct pump *p)
 {
+#ifdef HAVE_COPY_FILE_RANGE
+	if (p->file && p->sink == SINK_FILE && !p->unranged)
+		return pass_ranged(r, p);
+#endif
 #ifdef SPLICE_F_NONBLOCK
 	if (p->sink == SINK_PIPE)
 		return p->file || !wants_lines(r, p) ? pass_spliced(r, p) :

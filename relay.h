@@ -66,6 +66,7 @@ struct pump {
 	enum sink	 sink;		/* what `to` takes */
 	int		 full;		/* `to` took nothing: wait until it does */
 	int		 draining;	/* the attempt ended: read what is left */
+	int		 unranged;	/* copy_file_range(2) refused file to `to` */
 	off_t		 pos;
 	size_t		 off, len;	/* in buf, still to be written */
 	size_t		 linelen;	/* of the line begun in line */

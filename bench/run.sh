@@ -16,6 +16,7 @@ if [ "${QUICK:-0}" = 1 ]; then
 	rounds=30 acc_rounds=1 trials=10 herd=40
 	replay_bytes=67108864
 	tp_bytes=67108864 tp_rounds=3 crowd=50 crowd_rounds=2
+	pipe_bytes=8388608 pipe_rounds=3
 	wake_20ms=1 wake_2s=3 wake_10s=1 start_rounds=30
 else
 	mode=full
@@ -23,6 +24,7 @@ else
 	rounds=400 acc_rounds=10 trials=100 herd=200
 	replay_bytes=1073741824
 	tp_bytes=1073741824 tp_rounds=7 crowd=200 crowd_rounds=7
+	pipe_bytes=268435456 pipe_rounds=7
 	wake_20ms=4 wake_2s=20 wake_10s=20 start_rounds=400
 fi
 mkdir -p "$out"
@@ -411,8 +413,8 @@ fstype() {
 	echo "$fs"
 }
 
-# Sections 6 to 9 run in the order 8, 6, 9, 7: the sleeps first, on a
-# machine that nothing of the bench has loaded yet, and last the crowd of
+# Sections 6 to 9 and 11 run in the order 8, 6, 11, 9, 7: the sleeps first, on
+# a machine that nothing of the bench has loaded yet, and last the crowd of
 # section 7, whose hundreds of processes lift the load average for a
 # minute after they are gone.
 # --- 8. sleep accuracy (issue 10) ---------------------------------------------
@@ -510,6 +512,65 @@ head -c "$N" /dev/zero | "$retry" -I -n 2 -b 1ms -j none sh -c '
 rm -f "$work/text"
 hwm_I=$(hwm "$work/hwm.I") hwm_O=$(hwm "$work/hwm.O") hwm_M=$(hwm "$work/hwm.M")
 tp_load1=$(loadavg)
+
+# --- 11. data at the speed of the pipe (issue 23) -----------------------------
+say "11. the speed of the pipe: $pipe_rounds paired rounds of $((pipe_bytes / 1048576)) MiB"
+pipe_load0=$(loadavg)
+pipe_fs=$(fstype "$work")
+awk 'BEGIN { for (i = 0; i < 100000; i++)
+	printf "2026-11-30T01:%02d:%02d.%06d host app[%d]: GET /api/v1/items/%d 200 %dms\n",
+	    i % 60, i % 60, i, i % 999, i, i % 300 }' >"$work/lines"
+while :; do cat "$work/lines"; done 2>/dev/null | head -c "$pipe_bytes" >"$work/text"
+N=$pipe_bytes
+# The three patterns: alternatives of literals, one literal, no literal
+# at all (`[0-9]{3} ms` would still hold " ms" for the prefilter).
+re1='(ERROR|FATAL)' re2='timed out' re3='^[0-9]+ [a-z]+$'
+# The first attempt fails and is held; released to stderr, which goes
+# down the same pipe; the second, the last, writes nothing.
+# shellcheck disable=SC2016
+held='[ "$RETRY_ATTEMPT" = 2 ] || { head -c "$1" /dev/zero; exit 1; }'
+names="retry -O -n1 (last attempt, to a pipe)|cat"
+names="$names|retry -O -n 2 (first attempt held, to a pipe)|retry -I cat"
+# (Labels by number: "|" separates them, and the first pattern holds one.)
+names="$names|retry --on-output RE1 cat|grep -E RE1"
+names="$names|retry --on-output RE2 cat|grep -E RE2"
+names="$names|retry --on-output RE3 cat|grep -E RE3"
+set -- sh -c "\"$retry\" -O -n1 head -c $N /dev/zero | cat" \
+    :: sh -c "head -c $N /dev/zero | cat" \
+    :: sh -c "\"$retry\" -O -n 2 -b 1ms -j none sh -c '$held' sh $N 2>&1 | cat" \
+    :: sh -c "head -c $N /dev/zero | \"$retry\" -I cat"
+for re in "$re1" "$re2" "$re3"; do
+	set -- "$@" :: "$retry" --on-output "$re" cat "$work/text" \
+	    :: sh -c "cat \"$work/text\" | grep -E '$re'; [ \$? = 1 ]"
+done
+"$bench/spawn" -r "$pipe_rounds" -w 1 "$@" >"$work/pipe.txt"
+pipe_table=$(stats "$bench/pairs.awk" -v names="$names" -v bytes="$N" \
+    -v pairs="pipe_Olast:0:1:cat|pipe_Oheld:2:1:cat|pipe_I:3:1:cat|pipe_M1:4:5:grep -E|pipe_M2:6:7:grep -E|pipe_M3:8:9:grep -E" \
+    -v sum="$sum" "$work/pipe.txt")
+# retry's peak RSS (VmHWM) on each path, read by its last attempt after a
+# whole run of the same size.
+# shellcheck disable=SC2016
+"$retry" -O -n1 sh -c 'head -c "$2" /dev/zero; cat /proc/$PPID/status >"$1"' \
+    sh "$work/hwm.Olast" "$N" | cat >/dev/null
+# shellcheck disable=SC2016
+"$retry" -O -n 2 -b 1ms -j none sh -c '
+	[ "$RETRY_ATTEMPT" = 2 ] && exec cat /proc/$PPID/status >"$1"
+	head -c "$2" /dev/zero; exit 1' sh "$work/hwm.Oheld" "$N" 2>&1 |
+    cat >/dev/null
+# shellcheck disable=SC2016
+head -c "$N" /dev/zero | "$retry" -I -n 2 -b 1ms -j none sh -c '
+	cat >/dev/null; [ "$RETRY_ATTEMPT" = 2 ] || exit 1
+	cat /proc/$PPID/status >"$1"' sh "$work/hwm.pI" 2>/dev/null
+k=1
+for re in "$re1" "$re2" "$re3"; do
+	# shellcheck disable=SC2016
+	"$retry" --on-output "$re" -n 1 sh -c '
+		cat "$2"; cat /proc/$PPID/status >"$1"' sh "$work/hwm.M$k" \
+	    "$work/text" >/dev/null
+	k=$((k + 1))
+done
+rm -f "$work/text"
+pipe_load1=$(loadavg)
 
 # --- 9. start-up against the two-process floor (issue 11) ---------------------
 say "9. start-up: retry -n1 -- true against bench/floor true, $start_rounds rounds x 4"
@@ -637,6 +698,32 @@ is_kb "$hwm_O" && le 0.5 "$tp_O" && le "$hwm_O" 4095 &&
     v_tpO=$(verdict 0) || v_tpO=$(verdict 1)
 is_kb "$hwm_M" && le 0.8 "$tp_M" && le "$hwm_M" 4095 &&
     v_tpM=$(verdict 0) || v_tpM=$(verdict 1)
+# pipe_row KEY HWM TARGET LABEL: a summary row of section 11, its verdict
+# on both the ratio and retry's peak RSS (under 4 MiB).
+pipe_row() {
+	r=$(field "$1" 2)
+	if is_kb "$2" && le "$3" "$r" && le "$2" 4095; then
+		v=$(verdict 0)
+	else
+		v=$(verdict 1)
+	fi
+	printf '| 11. %s, %s MiB ÷ theirs; retry'"'"'s peak RSS | %s [%s, %s]; %s kB | ≥ %s; < 4 MiB | %s |\n' \
+	    "$4" $((pipe_bytes / 1048576)) "$r" "$(field "$1" 3)" \
+	    "$(field "$1" 4)" "$2" "$3" "$v"
+}
+pipe_rows() {
+	pipe_row pipe_Olast "$(hwm "$work/hwm.Olast")" 0.9 \
+	    '`-O`, the last attempt, to a pipe, against `cat`'
+	pipe_row pipe_Oheld "$(hwm "$work/hwm.Oheld")" 0.5 \
+	    '`-O`, a first attempt held, then released to a pipe, against `cat`'
+	pipe_row pipe_I "$(hwm "$work/hwm.pI")" 0.5 '`-I` against `cat`'
+	pipe_row pipe_M1 "$(hwm "$work/hwm.M1")" 1.0 \
+	    "\`--on-output '$re1'\` against \`grep -E\`"
+	pipe_row pipe_M2 "$(hwm "$work/hwm.M2")" 0.8 \
+	    "\`--on-output '$re2'\` against \`grep -E\`"
+	pipe_row pipe_M3 "$(hwm "$work/hwm.M3")" 0.5 \
+	    "\`--on-output '$re3'\` (no literal) against \`grep -E\`"
+}
 crowd_ratio=$(field crowd 2)
 le "$crowd_ratio" 1.2 && v_crowd=$(verdict 0) || v_crowd=$(verdict 1)
 # wake_cell D: retry's and the floor's "median / p99 µs" (samples);
@@ -756,6 +843,7 @@ $(start_row static "make static's build, TMPDIR on $(fstype "$disk"), no termina
 $(start_row tmpfs "TMPDIR on tmpfs, no terminal")
 $(start_row disk_tty "TMPDIR on $(fstype "$disk"), at a terminal")
 $(start_row tmpfs_tty "TMPDIR on tmpfs, at a terminal")
+$(pipe_rows)
 
 EOF
 	if [ -s "$notes" ]; then
@@ -973,6 +1061,31 @@ $start_load0 at the start, $start_load1 at the end.
 $(cat "$work/start.md")
 
 $(start_findings)
+
+## 11. Data at the speed of the pipe (issue 23)
+
+$((pipe_bytes / 1048576)) MiB through each path, timed by \`bench/spawn\` in
+$pipe_rounds paired rounds (one warm-up round dropped), in an order that
+moves each round; a ratio is the reference's time over retry's in the
+same round, and the median of those is reported.  Conditions: TMPDIR
+(where \`-I\` keeps its copy and \`-O\` its held file) on $pipe_fs; no
+terminal (stdin and stdout on /dev/null but where the pipeline says
+otherwise); load average $pipe_load0 at the start, $pipe_load1 at the end.
+
+    -O, last:     ./retry -O -n1 head -c N /dev/zero | cat
+    -O, held:     ./retry -O -n 2 -b 1ms -j none sh -c 'attempt 1: head -c N /dev/zero; exit 1; attempt 2: exit 0' 2>&1 | cat
+                  (the first attempt may be retried, so it is held, then released to stderr, down the same pipe)
+    -I:           head -c N /dev/zero | ./retry -I cat
+    reference:    head -c N /dev/zero | cat
+    --on-output:  ./retry --on-output 'RE' cat TEXT                  # stdout on /dev/null
+                  cat TEXT | grep -E 'RE'                            # the reference
+    RE1 = $re1 (alternatives of literals), RE2 = $re2 (one literal),
+    RE3 = $re3 (no literal); TEXT: log lines of 60 to 80 bytes, none matching
+
+$pipe_table
+
+Peak RSS of retry alone (VmHWM from /proc, read by its last attempt after
+a whole run of the same size through the path) is in the summary.
 EOF
 } >"$out/RESULTS.md"
 

@@ -195,3 +195,33 @@ s.serve_forever()' "$1" "$2" 3>&- &
 	[ "$(wc -l <pings)" -eq 20 ]
 	[ "$(tmp_files)" = "" ]
 }
+
+@test "-Q: a failed run's 3 MiB of binary output reach a stderr on a file, one opened with >>, and a pipe byte for byte" {
+	head -c 3145728 /dev/urandom >big
+	# want FILE: the report expected in FILE, its lines of retry's taken
+	# from it (their durations vary), after what came before it (prefix).
+	want() {
+		h1=$(grep -a '^retry: attempt 1/2 ' "$1")
+		h2=$(grep -a '^retry: attempt 2/2 failed with exit 3 after' "$1")
+		{
+			cat prefix
+			printf '%s\n' "$h1"; cat big; echo x
+			printf '%s\n' "$h2"; cat big; echo x
+			echo "retry: attempt 2/2 failed with exit 3; giving up: no attempts left"
+		} >want
+		cmp want "$1"
+	}
+	set -- -Q -n 2 -b 1ms -j none sh -c 'cat big; echo x >&2; exit 3'
+	: >prefix
+	rc=0; "$RETRY" "$@" 2>err >/dev/null || rc=$?
+	[ "$rc" -eq 3 ]
+	want err
+	printf 'before\n' >prefix
+	cp prefix err
+	rc=0; "$RETRY" "$@" 2>>err >/dev/null || rc=$?
+	[ "$rc" -eq 3 ]
+	want err
+	: >prefix
+	{ "$RETRY" "$@" 2>&1 >/dev/null; } | cat >err
+	want err
+}

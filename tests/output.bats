@@ -385,3 +385,28 @@ retry: attempt 2/2 succeeded; giving up: no attempts left" ]
 stop here" ]
 	[ "$stderr" = "retry: attempt 1/1 succeeded; giving up: its output matched --stop-on-output" ]
 }
+
+@test "--buffer-stdout: held output released to a regular file is byte for byte, at the caller's offset, and with >>" {
+	head -c 3145728 /dev/urandom >data
+	printf '\0\r\nno final newline' >>data
+	# Attempt 1 of 2 may be retried: held, then released when it succeeds.
+	"$RETRY" -O -n 2 cat data >out
+	cmp data out
+	# The offset of stdout is the caller's: what comes before and after.
+	{ printf before; "$RETRY" -O -n 2 cat data; printf after; } >out
+	{ printf before; cat data; printf after; } >want
+	cmp want out
+	# A file opened with O_APPEND, which copy_file_range(2) refuses.
+	printf before >out
+	"$RETRY" -O -n 2 cat data >>out
+	printf after >>out
+	cmp want out
+	# Released to a stderr on a file, before the attempt's message.
+	"$RETRY" -O -n 2 -b 1ms -j none sh -c \
+	    '[ "$RETRY_ATTEMPT" = 2 ] && exit 0; cat data; exit 1' 2>err >out
+	[ ! -s out ]
+	head -c "$(wc -c <data)" err >held
+	cmp data held
+	tail -c +"$(($(wc -c <data) + 1))" err >msg
+	[ "$(cat msg)" = "retry: attempt 1/2 failed with exit 1; next in 0.001s" ]
+}
