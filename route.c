@@ -357,8 +357,8 @@ primary_lost(enum redis_io io, const struct reply *rep)
 /*
  * Sends the command to the server of its keys and reads its reply, as
  * redis_call() does, before until: following at most ROUTE_REDIRECTS
- * redirections of a cluster, and a slot half moved (-TRYAGAIN) until it
- * is whole; behind Sentinel, asking the sentinels again once, when the
+ * redirections of a cluster, and a slot half moved (-TRYAGAIN, from the
+ * node asked last) until it is whole; behind Sentinel, asking the sentinels again once, when the
  * primary fails, with the half of the time left that was kept for it.
  */
 enum redis_io
@@ -384,7 +384,8 @@ route_call(struct route *rt, int64_t until, int argc, const char *const argv[],
 			    rt->conn.err);
 		if (asking)
 			route_close(rt);
-		asking = 0;
+		if (io != REDIS_DONE || !reply_is(*rep, "TRYAGAIN"))
+			asking = 0;	/* TRYAGAIN: the same node, asked again */
 		if (io == REDIS_DONE && (reply_is(*rep, "MOVED") ||
 		    reply_is(*rep, "ASK"))) {
 			if (++redirects > ROUTE_REDIRECTS)
