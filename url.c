@@ -200,6 +200,9 @@ service(struct store_url *u, const char *s)
 {
 	size_t n = strcspn(s, "/");
 
+	if (strchr(s, '?') != NULL)
+		return "no parameters: the database goes in the path, as "
+		    "redis+sentinel://HOST/SERVICE/2";
 	if (n == 0)
 		return "no service: write redis+sentinel://HOST[:PORT]/SERVICE, "
 		    "as redis+sentinel://127.0.0.1:26379/mymaster";

@@ -13,10 +13,11 @@ BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 
 # --- servers ---------------------------------------------------------------
 
-# up PORT PID: the server on PORT answers, within 5 s.
+# up PORT PID: the server on PORT answers (PONG, or NOAUTH when it wants
+# a password), within 5 s.
 up() {
 	local n=0
-	until redis-cli -p "$1" ping 2>&1 | grep -q PONG; do
+	until redis-cli -p "$1" ping 2>&1 | grep -Eq 'PONG|NOAUTH'; do
 		alive "$2" || return 1
 		[ "$n" -ge 100 ] && return 1
 		sleep 0.05
@@ -430,4 +431,93 @@ runs_until_stop() {
 	[ "$(awk '$2 > 1500' status.*)" = "" ]
 	# After the failover the runs went to the new primary.
 	[ "$(redis-cli -p "$new" info commandstats | grep -c 'cmdstat_eval')" -ge 1 ]
+}
+
+@test "sentinel: the primary killed: --store-fail closed holds the runs until the sentinels name the replica, which has the circuit" {
+	command -v redis-sentinel >/dev/null ||
+	    skip "no redis-sentinel: Debian's redis-sentinel package (make test gets it unless RETRY_NO_FETCH=1)"
+	sentinels_start
+	local url=redis+sentinel://$SENTINELS/svc new n=0 pids=() h
+	new=$(cat "$OWN/r/port")
+	trip_from_everywhere fk "$url"
+	until [ "$(redis-cli -p "$new" hget 'retry:{fk}:state' s)" = 1 ]; do
+		[ "$n" -ge 100 ] && return 1
+		sleep 0.05
+		n=$((n + 1))
+	done
+	kill -KILL "$(cat "$OWN/p/pid")"
+	for h in A B C; do
+		(
+			while [ ! -e stop ]; do
+				rc=0
+				on "$h" "$RETRY" -n1 --deadline 2s --circuit fk \
+				    --store "$url" --store-fail closed touch "ran.$h" \
+				    2>>"err.$h" || rc=$?
+				echo "$rc" >>"status.$h"
+			done
+		) 3>&- &
+		later "$!"
+		pids+=("$!")
+	done
+	n=0
+	until [ "$(primary_port)" = "$new" ]; do
+		[ "$n" -ge 400 ] && return 1
+		sleep 0.05
+		n=$((n + 1))
+	done
+	# What the sentinels said last is what the runs now hear.
+	rm -f err.* status.*
+	sleep 1
+	touch stop
+	wait "${pids[@]}"
+	[ "$(ls ran.* 2>/dev/null)" = "" ]
+	[ "$(sort -u status.*)" = 75 ]
+	! grep -v 'circuit fk stays open past the deadline; giving up' err.*
+}
+
+@test "sentinel: passwords as redis-cli takes them, never shown; a service the sentinels do not know" {
+	command -v redis-sentinel >/dev/null ||
+	    skip "no redis-sentinel: Debian's redis-sentinel package (make test gets it unless RETRY_NO_FETCH=1)"
+	SENTINEL_AUTH="sentinel auth-pass svc s3cret" sentinels_start \
+	    --requirepass s3cret --masterauth s3cret
+	local url=redis+sentinel://:s3cret@$SENTINELS/svc
+	# The sentinels have no password: they say so, and are asked without.
+	run -1 --separate-stderr "$RETRY" -n1 --circuit pw --store "$url" false
+	[ "$stderr" = "retry: attempt 1/1 failed with exit 1; giving up: no attempts left" ]
+	[ "$(redis-cli -p "$(primary_port)" -a s3cret --no-auth-warning hget 'retry:{pw}:state' f)" = 1 ]
+	REDISCLI_AUTH=s3cret run -1 --separate-stderr "$RETRY" -n1 --circuit pw \
+	    --store "redis+sentinel://$SENTINELS/svc" false
+	[ "$stderr" = "retry: attempt 1/1 failed with exit 1; giving up: no attempts left" ]
+	# A wrong one: the primary's words, masked; 125 for --circuit-status.
+	run -125 --separate-stderr "$RETRY" --circuit-status pw \
+	    --store "redis+sentinel://:wr0ng@$SENTINELS/svc"
+	[[ $stderr == "retry: store redis+sentinel://:***@$SENTINELS/svc: primary 127.0.0.1:$(primary_port): AUTH: WRONGPASS"* ]]
+	[[ $stderr != *wr0ng* ]]
+	local one=127.0.0.1:$(cat "$OWN/s1/port")
+	run -1 --separate-stderr "$RETRY" -n1 --circuit pw \
+	    --store "redis+sentinel://:s3cret@$one/nope/2" false
+	expect_stderr "retry: store redis+sentinel://:***@$one/nope/2: sentinel $one does not know primary nope; going on without circuit pw
+retry: attempt 1/1 failed with exit 1; giving up: no attempts left"
+}
+
+@test "malformed cluster and sentinel URLs are usage errors" {
+	local -a bad=(
+		'redis://h1:1,' "no host: write redis://HOST, as redis://127.0.0.1"
+		'redis://h1:1,h2:x' "invalid port: a number from 1 to 65535"
+		'redis://a,b,c,d,e,f,g,h,i' "more than 8 hosts"
+		'redis+sentinel://h:26379' "no service: write redis+sentinel://HOST[:PORT]/SERVICE, as redis+sentinel://127.0.0.1:26379/mymaster"
+		'redis+sentinel://h/' "no service: write redis+sentinel://HOST[:PORT]/SERVICE, as redis+sentinel://127.0.0.1:26379/mymaster"
+		'redis+sentinel://h/a b' "invalid service: up to 64 letters, digits, '.', '-', '_'"
+		'redis+sentinel://h/svc/x' "invalid database: a number from 0 to 2147483647"
+		'redis+sentinel://h/svc?db=1' "no parameters: the database goes in the path, as redis+sentinel://HOST/SERVICE/2"
+	)
+	local k
+	for ((k = 0; k < ${#bad[@]}; k += 2)); do
+		run -125 --separate-stderr "$RETRY" --circuit x --store "${bad[k]}" touch ran
+		expect_stderr "retry: --store '${bad[k]}': ${bad[k + 1]}"
+	done
+	[ ! -e ran ]
+	# The default ports: 6379, and 26379 for a sentinel.
+	run -0 "$RETRY" -v -n1 --circuit x --store 'redis+sentinel://:pw@h,[::1]/svc/3' true
+	[[ $output == *"redis+sentinel://:***@h:26379,[::1]:26379/svc/3"* ]]
 }
