@@ -170,7 +170,7 @@ server_cpu() {
 
 # script_calls FIELD: EVALSHA and EVAL together, calls or usec.
 script_calls() {
-	redis-cli -s "$work/sock" info commandstats | tr -d '\r' | tr ',:' '\n\n' |
+	redis-cli -s "$work/sock" info commandstats | tr -d '\r' | tr ',:' '\n' |
 	    awk -v f="$1" '/^cmdstat_eval(sha)?$/ { on = 1; next }
 		/^cmdstat_/ { on = 0 } on && index($0, f "=") == 1 {
 		    n += substr($0, length(f) + 2) } END { print n + 0 }'
