@@ -259,7 +259,7 @@ redis_connected(struct redis *r)
  * of retry's runs in it: retry need not flush before the fork.
  */
 static void NORETURN
-resolver(int fd, const struct store_url *u)
+resolver(int fd, const struct url_node *u)
 {
 	struct addrinfo hints, *res, *ai;
 	struct address a;
@@ -337,7 +337,7 @@ read_addresses(struct redis *r, int fd, pid_t pid, int64_t until,
  * so in a short-lived child whose answer is read in the one wait.
  */
 static enum redis_io
-resolve(struct redis *r, const struct store_url *u, int64_t until,
+resolve(struct redis *r, const struct url_node *u, int64_t until,
     struct address *a, int *n)
 {
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&a[0].sa;
@@ -630,14 +630,15 @@ no_password_set(const struct reply *rep)
 }
 
 /*
- * AUTH (with the user, when there is one) and SELECT, sent together; an
+ * AUTH (with the user, when there is one) and SELECT (not on a sentinel,
+ * which has no databases), sent together; an
  * error reply to either is REDIS_DENIED, with the server's words, the
  * password masked in them; but a server without a password that says so
  * to an AUTH without a user is used without one (r->unwanted_password).
  */
 static enum redis_io
-set_up(struct redis *r, const struct store_url *u, const char *password,
-    int64_t until)
+set_up(struct redis *r, const struct store_url *u, int sentinel,
+    const char *password, int64_t until)
 {
 	char db[24];
 	const char *argv[3], *what[2];
@@ -657,7 +658,7 @@ set_up(struct redis *r, const struct store_url *u, const char *password,
 		if (encode(&n, argc, argv, len) == -1)
 			return failed(r, "a password too long");
 	}
-	if (u->db != 0) {
+	if (u->db != 0 && !sentinel) {
 		(void)snprintf(db, sizeof(db), "%ld", u->db);
 		argv[0] = "SELECT";
 		argv[1] = db;
@@ -692,12 +693,13 @@ set_up(struct redis *r, const struct store_url *u, const char *password,
 }
 
 /*
- * Connects to the server of u, authenticates with password (NULL: none)
- * and selects the database, all before until.
+ * Connects to the server at (u's socket when NULL), authenticates with
+ * u's user and password (NULL: none) and selects u's database, all
+ * before until.
  */
 enum redis_io
 redis_connect(struct redis *r, const struct store_url *u,
-    const char *password, int64_t until)
+    const struct url_node *at, const char *password, int64_t until)
 {
 	struct address a[NADDRS];
 	struct sockaddr_un local;
@@ -705,7 +707,8 @@ redis_connect(struct redis *r, const struct store_url *u,
 	int i, n;
 
 	redis_close(r);
-	if (u->unix_socket) {
+	r->unwanted_password = 0;
+	if (at == NULL) {
 		memset(&local, 0, sizeof(local));
 		local.sun_family = AF_UNIX;
 		(void)snprintf(local.sun_path, sizeof(local.sun_path), "%s",
@@ -713,7 +716,7 @@ redis_connect(struct redis *r, const struct store_url *u,
 		io = dial(r, (struct sockaddr *)&local, sizeof(local), until);
 	} else {
 		memset(a, 0, sizeof(a));
-		if ((io = resolve(r, u, until, a, &n)) != REDIS_DONE)
+		if ((io = resolve(r, at, until, a, &n)) != REDIS_DONE)
 			return io;
 		/* The next address only when this one refused outright. */
 		for (i = 0; i < n; i++)
@@ -721,8 +724,8 @@ redis_connect(struct redis *r, const struct store_url *u,
 			    until)) != REDIS_FAILED)
 				break;
 	}
-	if (io == REDIS_DONE && (io = set_up(r, u, password, until)) !=
-	    REDIS_DONE)
+	if (io == REDIS_DONE && (io = set_up(r, u, at != NULL && at->sentinel,
+	    password, until)) != REDIS_DONE)
 		redis_close(r);
 	return io;
 }

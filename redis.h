@@ -54,7 +54,7 @@ struct redis {
 void		 redis_init(struct redis *);
 int		 redis_connected(struct redis *);
 enum redis_io	 redis_connect(struct redis *, const struct store_url *,
-		    const char *, int64_t);
+		    const struct url_node *, const char *, int64_t);
 enum redis_io	 redis_call(struct redis *, int64_t, int, const char *const [],
 		    const size_t [], const struct reply **);
 void		 redis_close(struct redis *);

@@ -25,6 +25,7 @@
 #include "selfpipe.h"
 #include "names.h"
 #include "redis.h"
+#include "route.h"
 #include "store.h"
 
 #define NKEYS		3	/* state, probe, retries */
@@ -161,7 +162,7 @@ static const char *const script_lines[] = {
 
 /* The connection and what every step sends. */
 struct store {
-	struct redis	 conn;
+	struct route	 route;		/* the connection, to the right server */
 	const struct store_url *url;
 	const char	*password;	/* the URL's, else REDISCLI_AUTH's */
 	const char	*auth;		/* REDISCLI_AUTH's, or NULL */
@@ -263,7 +264,7 @@ store_failed(struct shared *c, int denied, const char *fmt, ...)
 	size_t n;
 
 	s->failed = 1;
-	redis_close(&s->conn);
+	route_close(&s->route);
 	c->denied = denied && !s->answered;
 	c->probing = 0;
 	n = (size_t)snprintf(c->err, sizeof(c->err), "store %s: ",
@@ -326,9 +327,9 @@ judge(struct shared *c, enum redis_io io, const struct reply *rep,
 	case REDIS_SIGNAL:
 		return STEP_SIGNAL;
 	case REDIS_FAILED:
-		return store_failed(c, 0, "%s", s->conn.err);
+		return store_failed(c, 0, "%s", s->route.err);
 	case REDIS_DENIED:
-		return store_failed(c, 1, "%s", s->conn.err);
+		return store_failed(c, 1, "%s", s->route.err);
 	}
 	if (rep->type == REPLY_ERROR && no_password(rep))
 		return store_failed(c, 1, "the server wants a password: give "
@@ -345,7 +346,8 @@ judge(struct shared *c, enum redis_io io, const struct reply *rep,
 
 /*
  * Runs a step of the script: EVALSHA, or EVAL when the server does not
- * have it yet (NOSCRIPT), connecting first if need be; all before until,
+ * have it yet (NOSCRIPT), on the server that route.c finds for its keys
+ * (declared, so that a cluster can tell their slot); all before until,
  * or the store's timeout from now when that comes first.  A signal that
  * ends it is taken into c->signal when take_signal, else left for the
  * caller's caller (an attempt's watch).
@@ -359,7 +361,7 @@ step(struct shared *c, int64_t until, int take_signal, int nargs,
 	size_t len[3 + NKEYS + ARGS_MAX];
 	int64_t start = monotonic_now(), end = until;
 	enum circuit_step st;
-	enum redis_io io = REDIS_DONE;
+	enum redis_io io;
 	int i, argc = 0, by_deadline = 1;
 
 	*rep = NULL;
@@ -370,10 +372,6 @@ step(struct shared *c, int64_t until, int take_signal, int nargs,
 		end = start + s->timeout;
 		by_deadline = 0;
 	}
-	if (!redis_connected(&s->conn)) {
-		io = redis_connect(&s->conn, s->url, s->password, end);
-		c->unwanted_password = s->conn.unwanted_password;
-	}
 	argv[argc++] = "EVALSHA";
 	argv[argc++] = s->sha;
 	argv[argc++] = "3";
@@ -383,15 +381,15 @@ step(struct shared *c, int64_t until, int take_signal, int nargs,
 		argv[argc++] = args[i];
 	for (i = 0; i < argc; i++)
 		len[i] = strlen(argv[i]);
-	if (io == REDIS_DONE)
-		io = redis_call(&s->conn, end, argc, argv, len, rep);
+	io = route_call(&s->route, end, argc, argv, len, rep);
 	if (io == REDIS_DONE && reply_is(*rep, "NOSCRIPT")) {
 		argv[0] = "EVAL";
 		argv[1] = s->script;
 		len[0] = 4;
 		len[1] = strlen(s->script);
-		io = redis_call(&s->conn, end, argc, argv, len, rep);
+		io = route_call(&s->route, end, argc, argv, len, rep);
 	}
+	c->unwanted_password = s->route.unwanted_password;
 	/* A signal (REDIS_SIGNAL) has closed the connection already. */
 	st = judge(c, io, *rep, by_deadline);
 	if (st == STEP_SIGNAL && take_signal)
@@ -661,17 +659,14 @@ store_list(struct shared *c, struct names *names)
 	const struct reply *rep = NULL;
 	int64_t end = monotonic_now() + s->timeout;
 	enum circuit_step st;
-	enum redis_io io = REDIS_DONE;
+	enum redis_io io;
 
-	if (!redis_connected(&s->conn)) {
-		io = redis_connect(&s->conn, s->url, s->password, end);
-		c->unwanted_password = s->conn.unwanted_password;
-	}
 	do {
 		for (i = 0; i < 6; i++)
 			len[i] = strlen(argv[i]);
-		if (io == REDIS_DONE)
-			io = redis_call(&s->conn, end, 6, argv, len, &rep);
+		/* A cluster's node answers for its own keys: the URL's. */
+		io = route_call(&s->route, end, 6, argv, len, &rep);
+		c->unwanted_password = s->route.unwanted_password;
 		if ((st = judge(c, io, rep, 0)) != STEP_DONE) {
 			if (st == STEP_SIGNAL)
 				c->signal = sp_caught();
@@ -706,11 +701,11 @@ store_open(struct shared *c, const struct store_url *u, int64_t timeout)
 	size_t i, len = 0;
 
 	memset(s, 0, sizeof(*s));
-	redis_init(&s->conn);
 	s->url = u;
 	s->timeout = timeout;
 	s->auth = auth != NULL && *auth != '\0' ? auth : NULL;
 	s->password = u->has_password ? u->password : s->auth;
+	route_init(&s->route, u, s->password, s->auth);
 	if (c->name == NULL)	/* --circuit-list */
 		c->name = "";
 	(void)snprintf(s->keys[0], sizeof(s->keys[0]), "retry:{%s}:state",

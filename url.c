@@ -18,8 +18,10 @@
 #include "url.h"
 
 #define DEFAULT_PORT	"6379"
+#define SENTINEL_PORT	"26379"
 #define TCP_SCHEME	"redis://"
 #define UNIX_SCHEME	"redis+unix://"
+#define SENTINEL_SCHEME	"redis+sentinel://"
 
 /* n digits at s, a number within [min, max]; -1 if not. */
 static long
@@ -104,7 +106,7 @@ userinfo(struct store_url *u, const char *s, size_t len)
 
 /* A host name, or a numeric IPv4 address. */
 static const char *
-host_name(struct store_url *u, const char *s, size_t len)
+host_name(struct url_node *u, const char *s, size_t len)
 {
 	struct in_addr a4;
 
@@ -126,7 +128,8 @@ host_name(struct store_url *u, const char *s, size_t len)
 
 /* HOST[:PORT], HOST being a name, an IPv4 address or [IPv6]. */
 static const char *
-host_port(struct store_url *u, const char *s, size_t len)
+host_port(struct url_node *u, const char *s, size_t len,
+    const char *default_port)
 {
 	struct in6_addr a6;
 	const char *end = s + len, *p;
@@ -155,7 +158,7 @@ host_port(struct store_url *u, const char *s, size_t len)
 			return why;
 	}
 	if (p == end) {
-		(void)snprintf(u->port, sizeof(u->port), "%s", DEFAULT_PORT);
+		(void)snprintf(u->port, sizeof(u->port), "%s", default_port);
 		return NULL;
 	}
 	if (*p != ':' ||
@@ -166,7 +169,59 @@ host_port(struct store_url *u, const char *s, size_t len)
 	return NULL;
 }
 
-/* redis://[USER[:PASSWORD]@]HOST[:PORT][/DB], after the scheme. */
+/*
+ * HOST[:PORT][,HOST[:PORT]...] at s[0..len), into u->node[]: the seeds of
+ * a cluster (or one server), or the sentinels.
+ */
+static const char *
+host_list(struct store_url *u, const char *s, size_t len,
+    const char *default_port)
+{
+	const char *end = s + len, *comma, *why;
+
+	for (;;) {
+		if (u->nodes == URL_NODES)
+			return "more than 8 hosts";
+		if ((comma = memchr(s, ',', (size_t)(end - s))) == NULL)
+			comma = end;
+		if ((why = host_port(&u->node[u->nodes], s, (size_t)(comma - s),
+		    default_port)) != NULL)
+			return why;
+		u->node[u->nodes++].sentinel = u->sentinel;
+		if (comma == end)
+			return NULL;
+		s = comma + 1;
+	}
+}
+
+/* The name of a Sentinel's primary, and [/DB], at s (after its '/'). */
+static const char *
+service(struct store_url *u, const char *s)
+{
+	size_t n = strcspn(s, "/");
+
+	if (strchr(s, '?') != NULL)
+		return "no parameters: the database goes in the path, as "
+		    "redis+sentinel://HOST/SERVICE/2";
+	if (n == 0)
+		return "no service: write redis+sentinel://HOST[:PORT]/SERVICE, "
+		    "as redis+sentinel://127.0.0.1:26379/mymaster";
+	if (n > URL_SERVICE_MAX || strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") < n)
+		return "invalid service: up to 64 letters, digits, '.', '-', '_'";
+	memcpy(u->service, s, n);
+	u->service[n] = '\0';
+	if (s[n] == '/' && s[n + 1] != '\0' &&
+	    (u->db = number(s + n + 1, strlen(s + n + 1), 0, INT_MAX)) == -1)
+		return "invalid database: a number from 0 to 2147483647";
+	return NULL;
+}
+
+/*
+ * redis://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...][/DB], or with
+ * u->sentinel redis+sentinel://...HOST[:PORT].../SERVICE[/DB], after the
+ * scheme.
+ */
 static const char *
 tcp_url(struct store_url *u, const char *s)
 {
@@ -184,9 +239,12 @@ tcp_url(struct store_url *u, const char *s)
 	if (at != NULL && (why = userinfo(u, s, (size_t)(at - s))) != NULL)
 		return why;
 	p = at != NULL ? at + 1 : s;
-	if ((why = host_port(u, p, (size_t)(s + auth - p))) != NULL)
+	if ((why = host_list(u, p, (size_t)(s + auth - p), u->sentinel ?
+	    SENTINEL_PORT : DEFAULT_PORT)) != NULL)
 		return why;
 	p = s + auth;
+	if (u->sentinel && *p != '?')
+		return service(u, *p == '/' ? p + 1 : p);
 	if (*p == '?')
 		return "no parameters: the database goes in the path, as "
 		    "redis://HOST/2";
@@ -236,7 +294,9 @@ unix_url(struct store_url *u, const char *s)
 static void
 show(struct store_url *u)
 {
-	char who[URL_SECRET_MAX + 8], where[URL_HOST_MAX + 16];
+	char who[URL_SECRET_MAX + 8];
+	size_t n;
+	int i;
 
 	who[0] = '\0';
 	if (u->user[0] != '\0' || u->has_password)
@@ -251,13 +311,23 @@ show(struct store_url *u)
 			    u->db);
 		return;
 	}
-	(void)snprintf(where, sizeof(where), strchr(u->host, ':') != NULL ?
-	    "[%s]:%s" : "%s:%s", u->host, u->port);
-	(void)snprintf(u->shown, sizeof(u->shown), TCP_SCHEME "%s%s", who,
-	    where);
+	(void)snprintf(u->shown, sizeof(u->shown), "%s%s", u->sentinel ?
+	    SENTINEL_SCHEME : TCP_SCHEME, who);
+	for (i = 0; i < u->nodes; i++) {
+		n = strlen(u->shown);
+		(void)snprintf(u->shown + n, sizeof(u->shown) - n,
+		    strchr(u->node[i].host, ':') != NULL ? "%s[%s]:%s" :
+		    "%s%s:%s", i > 0 ? "," : "", u->node[i].host,
+		    u->node[i].port);
+	}
+	n = strlen(u->shown);
+	if (u->sentinel)
+		(void)snprintf(u->shown + n, sizeof(u->shown) - n, "/%s",
+		    u->service);
+	n = strlen(u->shown);
 	if (u->db != 0)
-		(void)snprintf(u->shown + strlen(u->shown), sizeof(u->shown) -
-		    strlen(u->shown), "/%ld", u->db);
+		(void)snprintf(u->shown + n, sizeof(u->shown) - n, "/%ld",
+		    u->db);
 }
 
 static const char *
@@ -272,11 +342,15 @@ parse(const char *text, struct store_url *u)
 		u->unix_socket = 1;
 		return unix_url(u, text + strlen(UNIX_SCHEME));
 	}
+	if (strncmp(text, SENTINEL_SCHEME, strlen(SENTINEL_SCHEME)) == 0) {
+		u->sentinel = 1;
+		return tcp_url(u, text + strlen(SENTINEL_SCHEME));
+	}
 	if (strncmp(text, "rediss://", 9) == 0)
 		return "TLS is not supported: reach the server through a Unix "
 		    "socket or a local TLS proxy (see retry-circuit(7))";
-	return "not a store URL: use redis://[USER:PASSWORD@]HOST[:PORT][/DB] "
-	    "or redis+unix:///PATH[?db=N]";
+	return "not a store URL: use redis://[USER:PASSWORD@]HOST[:PORT][/DB], "
+	    "redis+unix:///PATH[?db=N] or redis+sentinel://HOST[:PORT]/SERVICE";
 }
 
 /*

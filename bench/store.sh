@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 # bench/store.sh [RESULTS.md]: what the shared circuit of --store costs
-# (issue 16).  The time per attempt of 200 runs at once, each 5 failed
+# (issue 16), and how many hosts one Redis serves (issue 24: PART=capacity
+# for that part alone, on stdout).  The time per attempt of 200 runs at once, each 5 failed
 # attempts through the circuit and a budget, with the record in Redis over
 # a Unix socket and over TCP, against the local record and against no
 # circuit; and of one run alone.  Target: --store within 1.5x of the local
@@ -18,10 +19,12 @@ results=${1-}
 heading='## 10. The shared store (--store)'
 
 if [ "${QUICK:-0}" = 1 ]; then
-	procs=40 rounds=1 attempts=3 alone=20
+	procs=40 rounds=1 attempts=3 alone=20 cap_procs=100
 else
-	procs=200 rounds=7 attempts=5 alone=100
+	procs=200 rounds=7 attempts=5 alone=100 cap_procs=1000
 fi
+# PART=capacity: the capacity figures alone (issue 24), on stdout.
+part=${PART:-all}
 
 say() {
 	printf 'bench/store: %s\n' "$*" >&2
@@ -156,6 +159,122 @@ median() {
 	    else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# ---- Capacity: the server's cost of a step (issue 24) ----------------------
+
+# server_cpu: the server's CPU seconds so far, user and system.
+server_cpu() {
+	redis-cli -s "$work/sock" info cpu | tr -d '\r' | awk -F: '
+	    $1 == "used_cpu_sys" || $1 == "used_cpu_user" { t += $2 }
+	    END { printf "%.6f\n", t }'
+}
+
+# script_calls FIELD: EVALSHA and EVAL together, calls or usec.
+script_calls() {
+	redis-cli -s "$work/sock" info commandstats | tr -d '\r' | tr ',:' '\n' |
+	    awk -v f="$1" '/^cmdstat_eval(sha)?$/ { on = 1; next }
+		/^cmdstat_/ { on = 0 } on && index($0, f "=") == 1 {
+		    n += substr($0, length(f) + 2) } END { print n + 0 }'
+}
+
+# burst NAMES OPTS: $cap_procs runs at once, each `retry -q -n1 OPTS true`
+# over TCP (a new connection, two steps: admit and result), on one
+# circuit (NAMES=one) or each on its own (many); each run's wall time in
+# ns into $work/lat.NAMES.  Prints: steps, wall ns, server CPU µs, script µs.
+burst() {
+	fresh
+	rm -f "$work/lat.$1"
+	redis-cli -s "$work/sock" config resetstat >/dev/null
+	c0=$(server_cpu)
+	t0=$(now)
+	i=0 pids=
+	while [ "$i" -lt "$cap_procs" ]; do
+		name=cap
+		[ "$1" = many ] && name=cap$i
+		# shellcheck disable=SC2016
+		sh -c 'a=$(date +%s%N); "$0" -q -n1 $1 true; b=$(date +%s%N)
+		    echo $((b - a))' "$retry" "$2 --circuit $name" \
+		    >>"$work/lat.$1" 2>>"$work/err" </dev/null &
+		pids="$pids $!"
+		i=$((i + 1))
+	done
+	# Not a bare wait: that would wait for the server too.
+	for p in $pids; do
+		wait "$p" || true
+	done
+	t1=$(now)
+	c1=$(server_cpu)
+	echo "$(script_calls calls) $((t1 - t0)) $(awk -v a="$c0" -v b="$c1" \
+	    'BEGIN { printf "%.0f", (b - a) * 1e6 }') $(script_calls usec)"
+}
+
+# pct P FILE: the P-th percentile of the numbers in FILE.
+pct() {
+	sort -n "$2" | awk -v p="$1" '{ v[NR] = $1 } END {
+	    i = int(NR * p / 100 + 0.999999); if (i < 1) i = 1; print v[i] }'
+}
+
+capacity_section() {
+	# A long --store-timeout: the server is measured, not the timeout.
+	tcp="--store redis://127.0.0.1:$port --store-timeout 5s"
+	burst none "" >"$work/cap.none"
+	burst one "$tcp" >"$work/cap.one"
+	burst many "$tcp" >"$work/cap.many"
+	cap_load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
+	awk -v n="$cap_procs" -v load="$cap_load" -v cpus="$(nproc)" \
+	    -v none_p50="$(pct 50 "$work/lat.none")" \
+	    -v one="$(cat "$work/cap.one")" -v many="$(cat "$work/cap.many")" \
+	    -v one_p50="$(pct 50 "$work/lat.one")" \
+	    -v one_p99="$(pct 99 "$work/lat.one")" \
+	    -v many_p50="$(pct 50 "$work/lat.many")" \
+	    -v many_p99="$(pct 99 "$work/lat.many")" '
+	function ms(ns) { return sprintf("%.1f ms", ns / 1e6) }
+	function row(what, f, p50, p99,   steps) {
+		split(f, x, " ")
+		steps = x[1]
+		cpu[what] = x[3] / steps
+		printf "| %s | %d | %.0f | %s / %s | %s | %.1f µs | %.1f µs |\n",
+		    what, steps, steps / (x[2] / 1e9), ms(p50), ms(p99),
+		    (p50 > none_p50 ? ms((p50 - none_p50) / 2) : "n/a (noise)"),
+		    x[3] / steps, x[4] / steps
+	}
+	BEGIN {
+		print "### Capacity: one Redis, many hosts"
+		print ""
+		printf "%d runs started at once, each `retry -q -n1 --circuit NAME " \
+		    "--store redis://127.0.0.1:PORT --store-timeout 5s true`: a new " \
+		    "TCP connection and " \
+		    "two steps (admit, result).  Measured on a busy machine (%d " \
+		    "shared CPUs, load %s, other test suites running): the " \
+		    "client side, %d processes on the same cores, bounds the rate; " \
+		    "the server CPU per step is the figure that carries over.  A run " \
+		    "without a circuit takes %s (p50) here; a step is half the " \
+		    "difference.\n\n", n, cpus, load, n, ms(none_p50)
+		print "| names | script calls | calls/s | run p50 / p99 | step p50 (est.) | server CPU per step (INFO cpu) | script per step (commandstats) |"
+		print "|---|---:|---:|---|---:|---:|---:|"
+		row("one circuit", one, one_p50, one_p99)
+		row("a circuit per run", many, many_p50, many_p99)
+		c = cpu["one circuit"] > cpu["a circuit per run"] ? \
+		    cpu["one circuit"] : cpu["a circuit per run"]
+		printf "\nCapacity, from the larger server CPU per step, c = %.1f µs " \
+		    "(connection, AUTH and the script; Redis runs them on one " \
+		    "core): one core does 1e6 / c = %.0f steps/s.  A run that " \
+		    "succeeds takes 2 steps; one that fails 5 times, 10.\n\n",
+		    c, 1e6 / c
+		print "| setup | limit | hosts, a job every minute |"
+		print "|---|---|---:|"
+		printf "| one circuit (one slot, one core), runs spread by `--splay 30s` | 30 s × %.0f steps/s ÷ 2 steps | %.0f |\n", 1e6 / c, 30 * 1e6 / c / 2
+		printf "| the same, runs failing 5 times | 30 s × %.0f ÷ 10 | %.0f |\n", 1e6 / c, 30 * 1e6 / c / 10
+		printf "| one circuit, no splay: all at :00, within `--store-timeout` 250ms | 0.25 s × %.0f ÷ 2 | %.0f |\n", 1e6 / c, 0.25 * 1e6 / c / 2
+		printf "| many circuits on a cluster of 3 primaries, `--splay 30s` | 3 × 30 s × %.0f ÷ 2 | %.0f |\n", 1e6 / c, 3 * 30 * 1e6 / c / 2
+	}'
+}
+
+if [ "$part" = capacity ]; then
+	say "capacity: $cap_procs runs at once, three times"
+	capacity_section
+	exit 0
+fi
+
 variants="none local unix tcp"
 say "$rounds rounds of $procs runs x $attempts attempts, variants interleaved"
 r=1
@@ -242,7 +361,11 @@ left out of the local record's figures; the store is not concerned.
 EOF
 }
 
-section >"$work/section.md"
+{
+	section
+	echo
+	capacity_section
+} >"$work/section.md"
 if [ -n "$results" ]; then
 	# This section is the last of the file: the one an earlier run put
 	# there goes, from its heading to the end.

@@ -156,8 +156,8 @@ shown() {
 
 @test "malformed store URLs are usage errors: the option, the value with its password masked, the fix" {
 	local -a bad=(
-		'localhost:6379' "not a store URL: use redis://[USER:PASSWORD@]HOST[:PORT][/DB] or redis+unix:///PATH[?db=N]"
-		'http://u:pw@h' "not a store URL: use redis://[USER:PASSWORD@]HOST[:PORT][/DB] or redis+unix:///PATH[?db=N]"
+		'localhost:6379' "not a store URL: use redis://[USER:PASSWORD@]HOST[:PORT][/DB], redis+unix:///PATH[?db=N] or redis+sentinel://HOST[:PORT]/SERVICE"
+		'http://u:pw@h' "not a store URL: use redis://[USER:PASSWORD@]HOST[:PORT][/DB], redis+unix:///PATH[?db=N] or redis+sentinel://HOST[:PORT]/SERVICE"
 		'rediss://u:pw@h:6380' "TLS is not supported: reach the server through a Unix socket or a local TLS proxy (see retry-circuit(7))"
 		'redis://' "no host: write redis://HOST, as redis://127.0.0.1"
 		'redis://:pw@' "no host: write redis://HOST, as redis://127.0.0.1"
