@@ -186,8 +186,9 @@ past_bracket(const char *p)
  * One branch, up to '|', ')' or the end: in best the best set that one of
  * its parts gives (n 0: none).  -1: a pattern this reading gives up on.
  */
+/* Recursive through alternatives() for a group, 64 groups deep at most. */
 static int
-branch(const char **pp, int depth, struct litset *best)
+branch(const char **pp, int depth, struct litset *best)	/* NOLINT(misc-no-recursion) */
 {
 	const char *p = *pp;
 	char run[LITMAX];
@@ -258,7 +259,7 @@ branch(const char **pp, int depth, struct litset *best)
 
 /* Branches up to ')' or the end: the union of their sets, or none. */
 static int
-alternatives(const char **pp, int depth, struct litset *out)
+alternatives(const char **pp, int depth, struct litset *out)	/* NOLINT(misc-no-recursion) */
 {
 	struct litset b;
 	int i, none = 0;

@@ -574,7 +574,8 @@ store_runs(struct circuit_view *view, const struct reply *runs)
 	if (runs->len > RUNS_MAX)
 		return -1;
 	for (i = 0; i < runs->len; i++)
-		if (memchr("prf", runs->str[i], 3) == NULL)
+		if (runs->str[i] != 'p' && runs->str[i] != 'r' &&
+		    runs->str[i] != 'f')
 			return -1;
 	memcpy(view->runs, runs->str, runs->len);
 	view->runs[runs->len] = '\0';
