@@ -220,7 +220,7 @@ trip_from_everywhere() {
 		[ "$(at "$k" hget "retry:{$name}:state" f)" = 5 ]
 		[ "$(at "$k" dbsize)" = 1 ]
 		# Warnings would be in err; only attempts and the open circuit are.
-		! grep -v -E 'failed with exit 1|circuit .* (is|stays) open' \
+		! grep -v -E 'failed with exit 1|circuit .* (is|stays) open|circuit .* opened after [0-9]+ failures in a row' \
 		    "err.$name"
 	done
 }
