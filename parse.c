@@ -622,9 +622,13 @@ valid_circuit_name(const char *s)
 #define PATTERN_WEIGHT_MAX	1000
 #define PATTERN_DEPTH_MAX	64
 
-/* A bracket expression from its '[' to past its ']'. */
-static const char *
-skip_bracket(const char *p)
+/*
+ * A bracket expression of an ERE, from its '[' to past its ']' (a ']'
+ * first, and the insides of [: :], [= =] and [. .], are its own); NULL
+ * when it is not closed.
+ */
+const char *
+bracket_end(const char *p)
 {
 	const char *end;
 
@@ -638,11 +642,13 @@ skip_bracket(const char *p)
 			end = strchr(p + 2, p[1]);
 			while (end != NULL && end[1] != ']')
 				end = strchr(end + 1, p[1]);
-			p = end != NULL ? end + 2 : p + strlen(p);
+			if (end == NULL)
+				return NULL;
+			p = end + 2;
 		} else
 			p++;
 	}
-	return *p == ']' ? p + 1 : p;	/* unclosed: regcomp says so */
+	return *p == ']' ? p + 1 : NULL;
 }
 
 /* The largest count of {m}, {m,} or {m,n} at *p (past its '{'). */
@@ -706,7 +712,7 @@ const char *
 check_pattern(const char *re)
 {
 	long sum[PATTERN_DEPTH_MAX + 1], w;
-	const char *p = re, *why = NULL;
+	const char *p = re, *q, *why = NULL;
 	int depth = 0;
 
 	sum[0] = 0;
@@ -727,7 +733,8 @@ check_pattern(const char *re)
 			p++;
 		} else if (*p == '[') {
 			w = 1;
-			p = skip_bracket(p);
+			/* Unclosed: regcomp says so. */
+			p = (q = bracket_end(p)) != NULL ? q : p + strlen(p);
 		} else if (*p == '\\') {
 			if (p[1] >= '1' && p[1] <= '9' && why == NULL)
 				why = "back-references are not allowed: they can "

@@ -33,6 +33,7 @@ size_t		 utf8_length(const unsigned char *);
 int		 scan_bounded(char **, int64_t, int64_t *);
 int		 valid_circuit_name(const char *);
 const char	*check_pattern(const char *);
+const char	*bracket_end(const char *);
 
 int		 codes_has(const struct codes *, int);
 void		 codes_add(struct codes *, int);

@@ -574,6 +574,17 @@ read_reply(struct redis *r, int64_t until, const struct reply **out)
 }
 
 /* The first word of an error or status reply is w. */
+/* Does the error reply say words (its first 200 bytes)? */
+int
+reply_says(const struct reply *rep, const char *words)
+{
+	char text[201];
+
+	(void)snprintf(text, sizeof(text), "%.*s", (int)(rep->len > 200 ?
+	    200 : rep->len), rep->str);
+	return strstr(text, words) != NULL;
+}
+
 int
 reply_is(const struct reply *rep, const char *w)
 {

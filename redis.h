@@ -59,5 +59,6 @@ enum redis_io	 redis_call(struct redis *, int64_t, int, const char *const [],
 		    const size_t [], const struct reply **);
 void		 redis_close(struct redis *);
 int		 reply_is(const struct reply *, const char *);
+int		 reply_says(const struct reply *, const char *);
 
 #endif

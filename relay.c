@@ -26,8 +26,9 @@
 #include <unistd.h>
 
 #include "fd.h"
-#include "scratch.h"
+#include "parse.h"
 #include "relay.h"
+#include "scratch.h"
 
 /*
  * Linux: splice(2) and tee(2) move data between a pipe and a file, or two
@@ -157,31 +158,6 @@ quantifier(const char **pp)
 	return any;
 }
 
-/* A bracket expression, from its '[' to past its ']'; NULL if unclosed. */
-static const char *
-past_bracket(const char *p)
-{
-	const char *end;
-
-	p++;
-	if (*p == '^')
-		p++;
-	if (*p == ']')
-		p++;
-	while (*p != '\0' && *p != ']') {
-		if (p[0] == '[' && (p[1] == ':' || p[1] == '=' || p[1] == '.')) {
-			end = strchr(p + 2, p[1]);
-			while (end != NULL && end[1] != ']')
-				end = strchr(end + 1, p[1]);
-			if (end == NULL)
-				return NULL;
-			p = end + 2;
-		} else
-			p++;
-	}
-	return *p == ']' ? p + 1 : NULL;
-}
-
 /*
  * One branch, up to '|', ')' or the end: in best the best set that one of
  * its parts gives (n 0: none).  -1: a pattern this reading gives up on.
@@ -234,7 +210,7 @@ branch(const char **pp, int depth, struct litset *best)	/* NOLINT(misc-no-recurs
 				return -1;
 			p += 2;		/* an escape of GNU's, or other */
 		} else if (*p == '[') {
-			if ((p = past_bracket(p)) == NULL)
+			if ((p = bracket_end(p)) == NULL)
 				return -1;
 		} else if (*p == '(') {
 			p++;

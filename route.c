@@ -330,17 +330,6 @@ pause_briefly(int64_t until)
 	return monotonic_now() >= until ? REDIS_TIMEOUT : REDIS_DONE;
 }
 
-/* The error reply says words (in its first 200 bytes)? */
-static int
-says(const struct reply *rep, const char *words)
-{
-	char text[201];
-
-	(void)snprintf(text, sizeof(text), "%.*s", (int)(rep->len > 200 ?
-	    200 : rep->len), rep->str);
-	return strstr(text, words) != NULL;
-}
-
 /*
  * Behind Sentinel: the primary refuses, is silent, or is one no more (a
  * script's write on a replica fails inside the script: the words say it).
@@ -351,7 +340,7 @@ primary_lost(enum redis_io io, const struct reply *rep)
 	return io == REDIS_FAILED || io == REDIS_TIMEOUT ||
 	    (io == REDIS_DONE && rep->type == REPLY_ERROR &&
 	    (reply_is(rep, "READONLY") || reply_is(rep, "MASTERDOWN") ||
-	    says(rep, "READONLY")));
+	    reply_says(rep, "READONLY")));
 }
 
 /*

@@ -278,17 +278,6 @@ store_failed(struct shared *c, int denied, const char *fmt, ...)
 	return STEP_STORE;
 }
 
-/* Does the error reply say words (its first 200 bytes)? */
-static int
-says(const struct reply *rep, const char *words)
-{
-	char text[201];
-
-	(void)snprintf(text, sizeof(text), "%.*s", (int)(rep->len > 200 ?
-	    200 : rep->len), rep->str);
-	return strstr(text, words) != NULL;
-}
-
 /*
  * An error reply that says retry lacks a password (Redis 7 refuses a
  * long command before AUTH as a "Protocol error: unauthenticated"), or
@@ -297,15 +286,15 @@ says(const struct reply *rep, const char *words)
 static int
 no_password(const struct reply *rep)
 {
-	return reply_is(rep, "NOAUTH") || says(rep, "unauthenticated");
+	return reply_is(rep, "NOAUTH") || reply_says(rep, "unauthenticated");
 }
 
 static int
 no_rights(const struct reply *rep)
 {
 	return reply_is(rep, "NOPERM") || reply_is(rep, "WRONGPASS") ||
-	    says(rep, "can't run this command") ||
-	    says(rep, "no permissions");
+	    reply_says(rep, "can't run this command") ||
+	    reply_says(rep, "no permissions");
 }
 
 /* What came of a call, as a step says it. */
