@@ -39,23 +39,10 @@ serve() {
 		    --dir "$dir" --logfile "$dir/log" --daemonize no "$@" 3>&- &
 		echo "$!" >"$dir/pid"
 		up "$(cat "$dir/port")" "$!" && return 0
-		halt "$dir"
+		server_stop "$dir"
 	done
 	cat "$dir/log" >&2
 	return 1
-}
-
-# halt DIR: the server of DIR stopped, by its pid, and gone.
-halt() {
-	local pid n=0
-	pid=$(cat "$1/pid" 2>/dev/null) || return 0
-	kill -TERM "$pid" 2>/dev/null || true
-	while alive "$pid" && [ "$n" -lt 100 ]; do
-		sleep 0.05
-		n=$((n + 1))
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	rm -f "$1/pid"
 }
 
 # cluster_start: three primaries in $CLUSTER/1, 2 and 3, the slots shared
@@ -152,7 +139,7 @@ teardown_file() {
 	local k
 	if [ -n "${CLUSTER:-}" ]; then
 		for k in 1 2 3; do
-			halt "$CLUSTER/$k"
+			server_stop "$CLUSTER/$k"
 		done
 		rm -rf "$CLUSTER"
 	fi
@@ -175,7 +162,7 @@ teardown() {
 	local d
 	kill_later
 	for d in $(cat "$BATS_TEST_TMPDIR/servers" 2>/dev/null); do
-		halt "$d"
+		server_stop "$d"
 	done
 	rm -rf "$(cat "$BATS_TEST_TMPDIR/servers" 2>/dev/null)"
 }

@@ -40,23 +40,10 @@ redis_start() {
 		    --daemonize no "$@" 3>&- &
 		echo "$!" >"$dir/pid"
 		up "$dir" && return 0
-		redis_stop "$dir"
+		server_stop "$dir"
 	done
 	cat "$dir/log" >&2
 	return 1
-}
-
-# redis_stop DIR: the server of DIR stopped, by its pid, and gone.
-redis_stop() {
-	local pid n=0
-	pid=$(cat "$1/pid" 2>/dev/null) || return 0
-	kill -TERM "$pid" 2>/dev/null || true
-	while alive "$pid" && [ "$n" -lt 100 ]; do
-		sleep 0.05
-		n=$((n + 1))
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	rm -f "$1/pid"
 }
 
 # A server for the file; servers of their own for the tests that stop
@@ -79,7 +66,7 @@ setup_file() {
 
 teardown_file() {
 	if [ -n "${SERVER:-}" ]; then
-		redis_stop "$SERVER"
+		server_stop "$SERVER"
 		rm -rf "$SERVER"
 	fi
 }
@@ -103,7 +90,7 @@ teardown() {
 	local d
 	kill_later
 	for d in $(cat "$BATS_TEST_TMPDIR/servers" 2>/dev/null); do
-		redis_stop "$d"
+		server_stop "$d"
 		rm -rf "$d"
 	done
 }
@@ -483,7 +470,7 @@ open_circuit() {
 	for h in A B C; do
 		wait_for "started.$h"
 	done
-	redis_stop "$OWN"
+	server_stop "$OWN"
 	touch stopped
 	finish
 	[ "$(wc -l <log)" -eq 9 ]

@@ -218,3 +218,17 @@ nobody_runs_retry() {
 	as_nobody env "$RETRY" --version >/dev/null 2>&1 ||
 	    skip "nobody cannot run $RETRY from where it is"
 }
+
+# server_stop DIR: the server whose pid is in DIR/pid stopped (TERM, then
+# KILL after 5 s), and gone.
+server_stop() {
+	local pid n=0
+	pid=$(cat "$1/pid" 2>/dev/null) || return 0
+	kill -TERM "$pid" 2>/dev/null || true
+	while alive "$pid" && [ "$n" -lt 100 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	rm -f "$1/pid"
+}
