@@ -21,13 +21,8 @@ MANDIR ?= $(PREFIX)/share/man
 MAN1 = retry.1
 MAN5 = retry-formats.5
 MAN7 = retry-circuit.7
-# Where each shell looks by default (see HACKING.md, Installing and packaging): bash-completion
-# in $XDG_DATA_DIRS, by default /usr/local/share and /usr/share; zsh in its
-# $fpath, which has /usr/local/share/zsh/site-functions (Debian's zsh has
-# /usr/share/zsh/vendor-completions for packages); fish in /etc/fish
-# whatever $XDG_DATA_DIRS says, but in $(PREFIX)/share/fish only when
-# $XDG_DATA_DIRS names it, which ssh, consoles and CI seldom do (packages
-# use pkg-config --variable=completionsdir fish).
+# Where each shell looks by default; fish's is /etc whatever PREFIX says
+# (HACKING.md, Installing and packaging, says why and what packages set).
 SYSCONFDIR ?= /etc
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
@@ -112,9 +107,8 @@ dist: ; @VERSION='$(VERSION)' sh tests/check/dist.sh
 distcheck: dist ; @VERSION='$(VERSION)' MAKE='$(THISMAKE)' BATS='$(BATS)' \
 	sh tests/check/distcheck.sh
 
-# The benchmarks of bench/ (see bench/RESULTS.md); QUICK=1 is a short
-# smoke run whose results go to $$TMPDIR, not over the committed ones.
-# Their helpers are compiled as retry is, most with bench/common.c.
+# bench/ (bench/RESULTS.md); QUICK=1, a short run whose results go to
+# $$TMPDIR.  Its helpers are compiled as retry is.
 BENCH_ONE = bench/stamp bench/floor bench/linematch
 BENCH_TWO = bench/spawn bench/latency bench/herd bench/crowd bench/oversleep
 BENCH_HELPERS = $(BENCH_ONE) $(BENCH_TWO)
@@ -127,16 +121,13 @@ $(BENCH_ONE): $(BENCH_ONE:=.c) compat.h
 	$(COMPILE) -o $@ $@.c $(LDFLAGS)
 $(BENCH_TWO): $(BENCH_TWO:=.c) bench/common.c bench/bench.h compat.h
 	$(COMPILE) -o $@ $@.c bench/common.c $(LDFLAGS)
-# What --store costs (bench/store.sh, which bench/run.sh runs too): its
-# section at the end of bench/RESULTS.md, or with QUICK=1 on stdout only.
+# What --store costs (bench/store.sh, which bench/run.sh runs too).
 bench-store: retry tests/helpers/slow-proxy
 	QUICK=$(QUICK) sh bench/store.sh \
 		$$([ "$(QUICK)" = 1 ] || echo bench/RESULTS.md)
 
-# umask 022 for the directories that install -d makes on the way (it
-# makes them with the umask; -m is for the last one alone), so that the
-# result is the same whatever the caller's umask.  uninstall removes the
-# files that install copied, not the directories, which others may share.
+# umask 022: install -d makes the directories on the way with the umask.
+# uninstall leaves the directories, which others may share.
 install: retry
 	umask 022 && install -d -m 755 $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
