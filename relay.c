@@ -580,6 +580,22 @@ line_reset(struct pump *p)
 }
 
 /*
+ * The line that ends at nl: whole in s, or begun in an earlier read and
+ * kept in p->line; matched, and p ready for the next.
+ */
+static void
+match_line(struct relay *r, struct pump *p, char *s, const char *nl)
+{
+	if (p->linelen > 0 || p->skipping) {
+		line_add(r, p, s, (size_t)(nl - s));
+		if (!p->skipping)
+			match_here(r, p, p->line, p->linelen);
+	} else
+		match_here(r, p, s, (size_t)(nl - s));
+	line_reset(p);
+}
+
+/*
  * Splits output into lines for the patterns, with memchr(3); a line that
  * is whole in s is matched where it is, one begun in an earlier read
  * from p->line.  s is writable: see match_here().
@@ -597,26 +613,14 @@ match_feed(struct relay *r, struct pump *p, char *s, size_t n)
 		 */
 		for (last = end; last[-1] != '\n'; last--)
 			continue;
-		if (p->linelen > 0 || p->skipping) {
-			line_add(r, p, s, (size_t)(nl - s));
-			if (!p->skipping)
-				match_here(r, p, p->line, p->linelen);
-		} else
-			match_here(r, p, s, (size_t)(nl - s));
-		line_reset(p);
+		match_line(r, p, s, nl);
 		if (last - 1 > nl && wants_lines(r, p))
 			match_lines(r, nl + 1, (size_t)(last - 1 - (nl + 1)));
 		s = last;
 	}
 	while (wants_lines(r, p) &&
 	    (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
-		if (p->linelen > 0 || p->skipping) {
-			line_add(r, p, s, (size_t)(nl - s));
-			if (!p->skipping)
-				match_here(r, p, p->line, p->linelen);
-		} else
-			match_here(r, p, s, (size_t)(nl - s));
-		line_reset(p);
+		match_line(r, p, s, nl);
 		s = nl + 1;
 	}
 	if (wants_lines(r, p))
