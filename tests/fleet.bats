@@ -122,12 +122,7 @@ asked() {
 # tests that want them (in "servers", for teardown).
 setup_file() {
 	# bats 1.8 cannot skip from here: setup() does, for every test.
-	NO_REDIS=
-	if ! command -v redis-server >/dev/null; then
-		NO_REDIS="no redis-server: Debian's redis-server package (make test gets it unless RETRY_NO_FETCH=1)"
-	elif ! command -v redis-cli >/dev/null; then
-		NO_REDIS="no redis-cli: Debian's redis-tools, which redis-server needs"
-	fi
+	NO_REDIS=$(redis_missing)
 	export NO_REDIS
 	[ -z "$NO_REDIS" ] || return 0
 	CLUSTER=$(mktemp -d /tmp/retry-fleet.XXXXXX)

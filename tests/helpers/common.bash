@@ -232,3 +232,12 @@ server_stop() {
 	kill -KILL "$pid" 2>/dev/null || true
 	rm -f "$1/pid"
 }
+
+# redis_missing: why the Redis tests cannot run here (empty: they can).
+redis_missing() {
+	if ! command -v redis-server >/dev/null; then
+		echo "no redis-server: Debian's redis-server package (make test gets it unless RETRY_NO_FETCH=1)"
+	elif ! command -v redis-cli >/dev/null; then
+		echo "no redis-cli: Debian's redis-tools, which redis-server needs"
+	fi
+}
