@@ -316,16 +316,16 @@ begin_run(const struct policy *p, struct run *r)
 /*
  * Sleeps until wake, unless that is at or past the deadline (then why).
  * A signal cuts it short: INTERRUPTED, with the signal in r->interrupt.
+ * The wait began at since, before its lines and hook, which it includes:
+ * the time asleep is the whole wait, so it adds up to the delays drawn.
  */
 static enum outcome
-pause_until(struct run *r, int64_t wake, enum outcome why)
+pause_until(struct run *r, int64_t since, int64_t wake, enum outcome why)
 {
-	int64_t now = monotonic_now();
-
 	if (wake >= r->deadline)
 		return why;
 	r->interrupt = proc_sleep(wake);
-	r->asleep += monotonic_now() - now;
+	r->asleep += monotonic_now() - since;
 	return r->interrupt != 0 ? INTERRUPTED : RUNNING;
 }
 
@@ -349,6 +349,7 @@ pass_gate(const struct policy *p, struct run *r)
 	struct gate g;
 	enum outcome o;
 	struct event ev;
+	int64_t since;
 
 	for (;;) {
 		g = gate_admit(p, r->attempts > 0, r->deadline, &r->aside);
@@ -367,10 +368,10 @@ pass_gate(const struct policy *p, struct run *r)
 			return RUNNING;
 		}
 		/* One that would pass the deadline is no wait: the run ends. */
-		if (g.wait >= r->deadline - monotonic_now())
+		if (g.wait >= r->deadline - (since = monotonic_now()))
 			return g.end;
 		tell_wait(p, r, g.reason, g.wait);
-		if ((o = pause_until(r, monotonic_now() + g.wait, g.end)) !=
+		if ((o = pause_until(r, since, since + g.wait, g.end)) !=
 		    RUNNING)
 			return o;
 	}
@@ -384,15 +385,15 @@ static enum outcome
 may_start(const struct policy *p, struct run *r)
 {
 	enum outcome o;
-	int64_t splay, wake;
+	int64_t splay, since, wake;
 
 	if (r->attempts == 0 && p->splay > 0) {
 		splay = splay_delay(p, r);
-		wake = monotonic_now() + splay;
+		wake = (since = monotonic_now()) + splay;
 		if (wake >= r->deadline)
 			return DEADLINE;	/* no wait is promised past it */
 		tell_wait(p, r, WAIT_SPLAY, splay);
-		if ((o = pause_until(r, wake, DEADLINE)) != RUNNING)
+		if ((o = pause_until(r, since, wake, DEADLINE)) != RUNNING)
 			return o;
 	}
 	if ((o = pass_gate(p, r)) != RUNNING)
@@ -675,7 +676,7 @@ sleep_before_retry(const struct policy *p, struct run *r)
 		r->interrupt = sig;
 		return INTERRUPTED;
 	}
-	return pause_until(r, now + r->delay, DEADLINE);
+	return pause_until(r, now, now + r->delay, DEADLINE);
 }
 
 /*
