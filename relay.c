@@ -1035,7 +1035,10 @@ take_into_mem(struct relay *r)
  * Input that arrived goes to the copy at once, so the producer never
  * waits (but at the bound).  From a pipe, splice(2) moves it into the
  * file without passing through retry; SPLICE_F_NONBLOCK, because another
- * reader of a shared stdin may have emptied it since poll(2).
+ * reader of a shared stdin may have emptied it since poll(2).  Each byte
+ * is then copied once, into the file's pages, which feed_child() lends
+ * to the attempt's pipe.  tee(2) to the attempt first would copy no less
+ * and make two paths to keep in step, so there is none.
  */
 static int
 take_input(struct relay *r)
