@@ -24,7 +24,7 @@ else
 	rounds=400 acc_rounds=10 trials=100 herd=200
 	replay_bytes=1073741824
 	tp_bytes=1073741824 tp_rounds=7 crowd=200 crowd_rounds=7
-	pipe_bytes=268435456 pipe_rounds=7
+	pipe_bytes=268435456 pipe_rounds=21
 	wake_20ms=4 wake_2s=20 wake_10s=20 start_rounds=400
 fi
 mkdir -p "$out"
@@ -513,8 +513,8 @@ rm -f "$work/text"
 hwm_I=$(hwm "$work/hwm.I") hwm_O=$(hwm "$work/hwm.O") hwm_M=$(hwm "$work/hwm.M")
 tp_load1=$(loadavg)
 
-# --- 11. data at the speed of the pipe (issue 23) -----------------------------
-say "11. the speed of the pipe: $pipe_rounds paired rounds of $((pipe_bytes / 1048576)) MiB"
+# --- 10. data at the speed of the pipe (issue 23) -----------------------------
+say "10. the speed of the pipe: $pipe_rounds paired rounds of $((pipe_bytes / 1048576)) MiB"
 pipe_load0=$(loadavg)
 pipe_fs=$(fstype "$work")
 awk 'BEGIN { for (i = 0; i < 100000; i++)
@@ -535,6 +535,12 @@ names="$names|retry -O -n 2 (first attempt held, to a pipe)|retry -I cat"
 names="$names|retry --on-output RE1 cat|grep -E RE1"
 names="$names|retry --on-output RE2 cat|grep -E RE2"
 names="$names|retry --on-output RE3 cat|grep -E RE3"
+# What bounds -I and a held -O, beside them: a new file of N in TMPDIR
+# alone (the copy, the held output), and the same file read back.
+names="$names|head >FILE (a new file in TMPDIR, alone)"
+names="$names|a file, then cat (held without retry)"
+# And the hop of -O's last attempt: a process between producer and reader.
+names="$names|cat into cat (one more hop, without retry)"
 set -- sh -c "\"$retry\" -O -n1 head -c $N /dev/zero | cat" \
     :: sh -c "head -c $N /dev/zero | cat" \
     :: sh -c "\"$retry\" -O -n 2 -b 1ms -j none sh -c '$held' sh $N 2>&1 | cat" \
@@ -543,9 +549,13 @@ for re in "$re1" "$re2" "$re3"; do
 	set -- "$@" :: "$retry" --on-output "$re" cat "$work/text" \
 	    :: sh -c "cat \"$work/text\" | grep -E '$re'; [ \$? = 1 ]"
 done
+set -- "$@" :: sh -c "head -c $N /dev/zero >\"$work/bound\"" \
+    :: sh -c "{ head -c $N /dev/zero >\"$work/bound\"; cat \"$work/bound\"; } | cat" \
+    :: sh -c "head -c $N /dev/zero | cat | cat"
 "$bench/spawn" -r "$pipe_rounds" -w 1 "$@" >"$work/pipe.txt"
+rm -f "$work/bound"
 pipe_table=$(stats "$bench/pairs.awk" -v names="$names" -v bytes="$N" \
-    -v pairs="pipe_Olast:0:1:cat|pipe_Oheld:2:1:cat|pipe_I:3:1:cat|pipe_M1:4:5:grep -E|pipe_M2:6:7:grep -E|pipe_M3:8:9:grep -E" \
+    -v key=pipe -v pairs="pipe_Olast:0:1:cat|pipe_Oheld:2:1:cat|pipe_I:3:1:cat|pipe_M1:4:5:grep -E|pipe_M2:6:7:grep -E|pipe_M3:8:9:grep -E|pipe_Ifile:3:10:head >FILE|pipe_Oheldfile:2:11:a file, then cat|pipe_filecat:10:1:cat|pipe_heldcat:11:1:cat|pipe_Olasthop:0:12:cat into cat|pipe_hopcat:12:1:cat" \
     -v sum="$sum" "$work/pipe.txt")
 # retry's peak RSS (VmHWM) on each path, read by its last attempt after a
 # whole run of the same size.
@@ -698,8 +708,9 @@ is_kb "$hwm_O" && le 0.5 "$tp_O" && le "$hwm_O" 4095 &&
     v_tpO=$(verdict 0) || v_tpO=$(verdict 1)
 is_kb "$hwm_M" && le 0.8 "$tp_M" && le "$hwm_M" 4095 &&
     v_tpM=$(verdict 0) || v_tpM=$(verdict 1)
-# pipe_row KEY HWM TARGET LABEL: a summary row of section 11, its verdict
-# on both the ratio and retry's peak RSS (under 4 MiB).
+# pipe_row KEY HWM TARGET LABEL [BOUND]: a summary row of section 10, its
+# verdict on both the ratio and retry's peak RSS (under 4 MiB); BOUND, what
+# bounds the path, measured beside it.
 pipe_row() {
 	r=$(field "$1" 2)
 	if is_kb "$2" && le "$3" "$r" && le "$2" 4095; then
@@ -707,16 +718,19 @@ pipe_row() {
 	else
 		v=$(verdict 1)
 	fi
-	printf '| 11. %s, %s MiB ÷ theirs; retry'"'"'s peak RSS | %s [%s, %s]; %s kB | ≥ %s; < 4 MiB | %s |\n' \
+	printf '| 10. %s, %s MiB ÷ theirs; retry'"'"'s peak RSS | %s [%s, %s]; %s kB%s | ≥ %s; < 4 MiB | %s |\n' \
 	    "$4" $((pipe_bytes / 1048576)) "$r" "$(field "$1" 3)" \
-	    "$(field "$1" 4)" "$2" "$3" "$v"
+	    "$(field "$1" 4)" "$2" "${5:+; $5}" "$3" "$v"
 }
 pipe_rows() {
 	pipe_row pipe_Olast "$(hwm "$work/hwm.Olast")" 0.9 \
-	    '`-O`, the last attempt, to a pipe, against `cat`'
+	    '`-O`, the last attempt, to a pipe, against `cat`' \
+	    "beside it: \`cat\` into \`cat\`, one more process between them, runs at $(field pipe_hopcat 2) of \`cat\`"
 	pipe_row pipe_Oheld "$(hwm "$work/hwm.Oheld")" 0.5 \
-	    '`-O`, a first attempt held, then released to a pipe, against `cat`'
-	pipe_row pipe_I "$(hwm "$work/hwm.pI")" 0.5 '`-I` against `cat`'
+	    '`-O`, a first attempt held, then released to a pipe, against `cat`' \
+	    "bound: a new file in TMPDIR, then read back, runs at $(field pipe_heldcat 2) of \`cat\`; retry at $(field pipe_Oheldfile 2) of that"
+	pipe_row pipe_I "$(hwm "$work/hwm.pI")" 0.5 '`-I` against `cat`' \
+	    "bound: a new file in TMPDIR alone runs at $(field pipe_filecat 2) of \`cat\`; retry at $(field pipe_Ifile 2) of that"
 	pipe_row pipe_M1 "$(hwm "$work/hwm.M1")" 1.0 \
 	    "\`--on-output '$re1'\` against \`grep -E\`"
 	pipe_row pipe_M2 "$(hwm "$work/hwm.M2")" 0.8 \
@@ -747,6 +761,15 @@ wake_ok wake_10s && v_wake_10s=$(verdict 0) || v_wake_10s=$(verdict 1)
 start_row() {
 	awk -v k="start_$1" -v l="$2" -v t="${3:-1.05}" '$1 == k { printf "| 9. start-up: `retry -n1 -- true` ÷ the two-process floor, %s | %.3f [%.3f, %.3f] | ≤ %s | %s |\n",
 	    l, $2, $3, $4, t, $2 <= t + 0 ? "**met**" : "**missed**" }' "$sum"
+}
+
+# What section 10 says of the bound of -I and of a held -O.
+pipe_findings() {
+	awk -v cat="$(field pipe_t1 2)" -v file="$(field pipe_t10 2)" \
+	    -v held="$(field pipe_t11 2)" -v I="$(field pipe_Ifile 2)" \
+	    -v O="$(field pipe_Oheldfile 2)" -v hop="$(field pipe_hopcat 2)" 'BEGIN {
+		printf "What bounds `-I` and a held `-O`, in this run: writing a new file of that size in TMPDIR, and nothing else, takes %.0f ms, %.1f times what the pipeline through `cat` takes (%.0f ms); writing it and reading it back, as a held attempt must, %.0f ms.  The time goes to the kernel filling page-cache pages, which a tmpfs or a memfd must fill as well, so a path that keeps a copy runs near the speed of that write, %.2f of `cat` here, not near `cat`: `-I` runs at %.2f× the speed of that write alone (head(1) writes in small pieces, retry splices up to 1 MiB at a time), a held `-O` at %.2f× that of the write and the read.  The last attempt of `-O` keeps no copy: it is not held, and passes from the attempt'"'"'s pipe to stdout by splice(2), which costs less than any process between the two (`cat` into `cat` runs at %.2f of `cat`).\n", file / 1e6, file / cat, cat / 1e6, held / 1e6, cat / file, I, O, hop
+	    }'
 }
 
 # What section 6 says about its targets, in numbers of this run.
@@ -1062,7 +1085,7 @@ $(cat "$work/start.md")
 
 $(start_findings)
 
-## 11. Data at the speed of the pipe (issue 23)
+## 10. Data at the speed of the pipe (issue 23)
 
 $((pipe_bytes / 1048576)) MiB through each path, timed by \`bench/spawn\` in
 $pipe_rounds paired rounds (one warm-up round dropped), in an order that
@@ -1077,12 +1100,17 @@ otherwise); load average $pipe_load0 at the start, $pipe_load1 at the end.
                   (the first attempt may be retried, so it is held, then released to stderr, down the same pipe)
     -I:           head -c N /dev/zero | ./retry -I cat
     reference:    head -c N /dev/zero | cat
+    the bounds:   head -c N /dev/zero >FILE                          # a new file in TMPDIR, alone
+                  { head -c N /dev/zero >FILE; cat FILE; } | cat     # held without retry
+                  head -c N /dev/zero | cat | cat                    # one more hop, for the last attempt
     --on-output:  ./retry --on-output 'RE' cat TEXT                  # stdout on /dev/null
                   cat TEXT | grep -E 'RE'                            # the reference
     RE1 = $re1 (alternatives of literals), RE2 = $re2 (one literal),
     RE3 = $re3 (no literal); TEXT: log lines of 60 to 80 bytes, none matching
 
 $pipe_table
+
+$(pipe_findings)
 
 Peak RSS of retry alone (VmHWM from /proc, read by its last attempt after
 a whole run of the same size through the path) is in the summary.

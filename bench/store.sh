@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 top=$(pwd)
 retry=$top/retry
 results=${1-}
-heading='## 10. The shared store (--store)'
+heading='## 11. The shared store (--store)'
 
 if [ "${QUICK:-0}" = 1 ]; then
 	procs=40 rounds=1 attempts=3 alone=20 cap_procs=100
