@@ -541,6 +541,8 @@ names="$names|head >FILE (a new file in TMPDIR, alone)"
 names="$names|a file, then cat (held without retry)"
 # And the hop of -O's last attempt: a process between producer and reader.
 names="$names|cat into cat (one more hop, without retry)"
+# And the floor of a one-literal pattern: libc's memmem(3), nothing else.
+names="$names|bench/linematch -F RE2 (libc's memmem alone)"
 set -- sh -c "\"$retry\" -O -n1 head -c $N /dev/zero | cat" \
     :: sh -c "head -c $N /dev/zero | cat" \
     :: sh -c "\"$retry\" -O -n 2 -b 1ms -j none sh -c '$held' sh $N 2>&1 | cat" \
@@ -551,11 +553,12 @@ for re in "$re1" "$re2" "$re3"; do
 done
 set -- "$@" :: sh -c "head -c $N /dev/zero >\"$work/bound\"" \
     :: sh -c "{ head -c $N /dev/zero >\"$work/bound\"; cat \"$work/bound\"; } | cat" \
-    :: sh -c "head -c $N /dev/zero | cat | cat"
+    :: sh -c "head -c $N /dev/zero | cat | cat" \
+    :: sh -c "cat \"$work/text\" | \"$bench/linematch\" -F '$re2'; [ \$? = 1 ]"
 "$bench/spawn" -r "$pipe_rounds" -w 1 "$@" >"$work/pipe.txt"
 rm -f "$work/bound"
 pipe_table=$(stats "$bench/pairs.awk" -v names="$names" -v bytes="$N" \
-    -v key=pipe -v pairs="pipe_Olast:0:1:cat|pipe_Oheld:2:1:cat|pipe_I:3:1:cat|pipe_M1:4:5:grep -E|pipe_M2:6:7:grep -E|pipe_M3:8:9:grep -E|pipe_Ifile:3:10:head >FILE|pipe_Oheldfile:2:11:a file, then cat|pipe_filecat:10:1:cat|pipe_heldcat:11:1:cat|pipe_Olasthop:0:12:cat into cat|pipe_hopcat:12:1:cat" \
+    -v key=pipe -v pairs="pipe_Olast:0:1:cat|pipe_Oheld:2:1:cat|pipe_I:3:1:cat|pipe_M1:4:5:grep -E|pipe_M2:6:7:grep -E|pipe_M3:8:9:grep -E|pipe_Ifile:3:10:head >FILE|pipe_Oheldfile:2:11:a file, then cat|pipe_filecat:10:1:cat|pipe_heldcat:11:1:cat|pipe_Olasthop:0:12:cat into cat|pipe_hopcat:12:1:cat|pipe_M2floor:6:13:memmem alone|pipe_memgrep:13:7:grep -E" \
     -v sum="$sum" "$work/pipe.txt")
 # retry's peak RSS (VmHWM) on each path, read by its last attempt after a
 # whole run of the same size.
@@ -734,7 +737,8 @@ pipe_rows() {
 	pipe_row pipe_M1 "$(hwm "$work/hwm.M1")" 1.0 \
 	    "\`--on-output '$re1'\` against \`grep -E\`"
 	pipe_row pipe_M2 "$(hwm "$work/hwm.M2")" 0.8 \
-	    "\`--on-output '$re2'\` against \`grep -E\`"
+	    "\`--on-output '$re2'\` against \`grep -E\`" \
+	    "bound: libc's memmem(3) alone over the same text runs at $(field pipe_memgrep 2) of \`grep -E\`; retry at $(field pipe_M2floor 2) of that"
 	pipe_row pipe_M3 "$(hwm "$work/hwm.M3")" 0.5 \
 	    "\`--on-output '$re3'\` (no literal) against \`grep -E\`"
 }
@@ -767,8 +771,10 @@ start_row() {
 pipe_findings() {
 	awk -v cat="$(field pipe_t1 2)" -v file="$(field pipe_t10 2)" \
 	    -v held="$(field pipe_t11 2)" -v I="$(field pipe_Ifile 2)" \
-	    -v O="$(field pipe_Oheldfile 2)" -v hop="$(field pipe_hopcat 2)" 'BEGIN {
-		printf "What bounds `-I` and a held `-O`, in this run: writing a new file of that size in TMPDIR, and nothing else, takes %.0f ms, %.1f times what the pipeline through `cat` takes (%.0f ms); writing it and reading it back, as a held attempt must, %.0f ms.  The time goes to the kernel filling page-cache pages, which a tmpfs or a memfd must fill as well, so a path that keeps a copy runs near the speed of that write, %.2f of `cat` here, not near `cat`: `-I` runs at %.2f× the speed of that write alone (head(1) writes in small pieces, retry splices up to 1 MiB at a time), a held `-O` at %.2f× that of the write and the read.  The last attempt of `-O` keeps no copy: it is not held, and passes from the attempt'"'"'s pipe to stdout by splice(2), which costs less than any process between the two (`cat` into `cat` runs at %.2f of `cat`).\n", file / 1e6, file / cat, cat / 1e6, held / 1e6, cat / file, I, O, hop
+	    -v O="$(field pipe_Oheldfile 2)" -v hop="$(field pipe_hopcat 2)" \
+	    -v mg="$(field pipe_memgrep 2)" -v mf="$(field pipe_M2floor 2)" 'BEGIN {
+		printf "What bounds `-I` and a held `-O`, in this run: writing a new file of that size in TMPDIR, and nothing else, takes %.0f ms, %.1f times what the pipeline through `cat` takes (%.0f ms); writing it and reading it back, as a held attempt must, %.0f ms.  The time goes to the kernel filling page-cache pages, which a tmpfs or a memfd must fill as well, so a path that keeps a copy runs near the speed of that write, %.2f of `cat` here, not near `cat`: `-I` runs at %.2f× the speed of that write alone (head(1) writes in small pieces, retry splices up to 1 MiB at a time), a held `-O` at %.2f× that of the write and the read.  The last attempt of `-O` keeps no copy: it is not held, and passes from the attempt'"'"'s pipe to stdout by splice(2), which costs less than any process between the two (`cat` into `cat` runs at %.2f of `cat`).", file / 1e6, file / cat, cat / 1e6, held / 1e6, cat / file, I, O, hop
+		printf "  For `--on-output` with one literal, what bounds retry is libc'"'"'s memmem(3), which finds it at %.2f of the speed of `grep -E` here (grep skips through the text by its own Boyer-Moore search); retry runs at %.2f× the speed of memmem alone.\n", mg, mf
 	    }'
 }
 
@@ -1103,6 +1109,7 @@ otherwise); load average $pipe_load0 at the start, $pipe_load1 at the end.
     the bounds:   head -c N /dev/zero >FILE                          # a new file in TMPDIR, alone
                   { head -c N /dev/zero >FILE; cat FILE; } | cat     # held without retry
                   head -c N /dev/zero | cat | cat                    # one more hop, for the last attempt
+                  cat TEXT | bench/linematch -F 'RE2'                # libc's memmem(3) alone, for RE2
     --on-output:  ./retry --on-output 'RE' cat TEXT                  # stdout on /dev/null
                   cat TEXT | grep -E 'RE'                            # the reference
     RE1 = $re1 (alternatives of literals), RE2 = $re2 (one literal),
