@@ -243,8 +243,9 @@ capacity_section() {
 		printf "%d runs started at once, each `retry -q -n1 --circuit NAME " \
 		    "--store redis://127.0.0.1:PORT --store-timeout 5s true`: a new " \
 		    "TCP connection and " \
-		    "two steps (admit, result).  Measured on a busy machine (%d " \
-		    "shared CPUs, load %s, other test suites running): the " \
+		    "two steps (admit, result).  Measured on %d shared CPUs " \
+		    "(load %s as this part began, the bench'"'"'s own runs " \
+		    "included): the " \
 		    "client side, %d processes on the same cores, bounds the rate; " \
 		    "the server CPU per step is the figure that carries over.  A run " \
 		    "without a circuit takes %s (p50) here; a step is half the " \
