@@ -292,11 +292,13 @@ shown() {
 
 # --- the probe's lease ---------------------------------------------------------
 
-# open_circuit NAME: a circuit opened for 100 ms, then past its cool-down.
+# open_circuit NAME [SOCK]: a circuit opened for 100 ms on the store at
+# SOCK (by default the file's server), then past its cool-down.
 open_circuit() {
+	local sock=${2:-$SERVER/sock}
 	on A "$RETRY" -q -n1 --circuit "$1" --trip 1 --cool 100ms \
-	    --store "$STORE" false || true
-	[ "$(field "$1" s)" = 1 ]
+	    --store "redis+unix://$sock" false || true
+	[ "$(redis-cli -s "$sock" hget "retry:{$1}:state" s)" = 1 ]
 	sleep 0.3
 }
 
@@ -406,9 +408,7 @@ open_circuit() {
 	server
 	local url=redis+unix://$OWN/sock redis start took rc=0
 	redis=$(cat "$OWN/pid")
-	on A "$RETRY" -q -n1 --circuit sd --trip 1 --cool 50ms --store "$url" \
-	    false || true
-	sleep 0.1
+	open_circuit sd "$OWN/sock"
 	# -D 1.5s, and an attempt that ignores SIGTERM: SIGKILL 200 ms later.
 	start=$(now_ms)
 	on A "$RETRY" -n1 -D 1.5s -k 200ms --circuit sd --store "$url" \
@@ -429,9 +429,7 @@ open_circuit() {
 	# -T 1.1s: the attempt is stopped then, not when the renewal gives up.
 	rm started
 	redis-cli -s "$OWN/sock" flushall >/dev/null
-	on A "$RETRY" -q -n1 --circuit sd --trip 1 --cool 50ms --store "$url" \
-	    false || true
-	sleep 0.1
+	open_circuit sd "$OWN/sock"
 	start=$(now_ms)
 	on A "$RETRY" -n1 -T 1.1s --circuit sd --store "$url" --store-timeout 1.5s \
 	    sh -c 'trap "clock-now >killed; exit 1" TERM; touch started
@@ -494,9 +492,7 @@ retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 	server
 	local url=redis+unix://$OWN/sock redis rc=0
 	redis=$(cat "$OWN/pid")
-	on A "$RETRY" -q -n1 --circuit rf --trip 1 --cool 50ms --store "$url" \
-	    false || true
-	sleep 0.1
+	open_circuit rf "$OWN/sock"
 	on A "$RETRY" -n1 --circuit rf --store "$url" --store-timeout 200ms \
 	    --store-fail closed --report r sh -c 'touch started; sleep 1.5' \
 	    2>err 3>&- &
