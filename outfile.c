@@ -24,6 +24,7 @@
 #include "scratch.h"
 
 #define LINKS_MAX	40	/* followed for one path, as Linux allows */
+#define TEMP_MARK	".retry-"	/* NAME.retry-PID: temp_name() */
 
 /*
  * A directory opened only to walk from and to make names in: O_SEARCH
@@ -284,13 +285,64 @@ in_place(struct outfile *of, const struct stat *st)
 }
 
 /*
+ * The digits of the longest PID that a temporary name may carry: the
+ * longest that the system can ever give (Linux's PID_MAX_LIMIT, 4194304;
+ * the BSDs' and macOS's are 99999), not this run's own, so that a name
+ * that passes today does not fail tomorrow for a longer PID; or this
+ * run's own where it is longer, since that is the name that is made.
+ */
+#define PID_DIGITS	7
+
+static size_t
+pid_digits(void)
+{
+	char own[32];
+	int n = snprintf(own, sizeof(own), "%ld", (long)getpid());
+
+	return n > PID_DIGITS ? (size_t)n : PID_DIGITS;
+}
+
+/*
+ * Whether the longest temporary name that the run may use beside of->name
+ * (temp_name()) fits what of->dir's file system takes: one that does not
+ * would fail only at the end, the run done and its file lost.  What
+ * pathconf() does not say (no limit, or an error: then the end says what
+ * is wrong) is NAME_MAX, all that of->temp holds anyway.  0, or -1 with
+ * errno and of->refused, which names the length that would do.
+ */
+static int
+temp_fits(struct outfile *of, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t len = strlen(of->name), more = strlen(TEMP_MARK) + pid_digits();
+	long max;
+	int same;
+
+	if ((max = fpathconf(of->dir, _PC_NAME_MAX)) <= 0 || max > NAME_MAX)
+		max = NAME_MAX;
+	if (len + more <= (size_t)max)
+		return 0;
+	base = base == NULL ? path : base + 1;
+	same = strcmp(base, of->name) == 0;
+	(void)snprintf(of->refused, sizeof(of->refused), "name%s%s%s too "
+	    "long: %zu bytes, and %zu more for the temporary file's "
+	    TEMP_MARK "PID, pass the %ld that its directory takes; use a "
+	    "name of at most %zu bytes", same ? "" : " '",
+	    same ? "" : of->name, same ? "" : "' (where it leads)", len, more,
+	    max, (size_t)max > more ? (size_t)max - more : 0);
+	errno = ENAMETOOLONG;
+	return -1;
+}
+
+/*
  * Says up front whether path can be written, so that one that cannot is
  * a usage error before anything runs: a symbolic link on the way that
  * may_follow() refuses, or a directory, is refused; a regular file, or a
  * path that does not exist yet, needs a directory that retry may write
- * (its temporary file is made there at the end); a device or FIFO is
- * written in place where how allows it, and else refused.  Nothing is
- * made now.  0, or -1 with errno (outfile_why()).
+ * and a name short enough (temp_fits()) for the temporary file made
+ * there at the end; a device or FIFO is written in place where how
+ * allows it, and else refused.  Nothing is made now.  0, or -1 with
+ * errno (outfile_why()).
  */
 int
 outfile_check(struct outfile *of, const char *path, enum in_place how)
@@ -316,8 +368,8 @@ outfile_check(struct outfile *of, const char *path, enum in_place how)
 		errno = EINVAL;
 		return -1;
 	}
-	ok = in_place(of, &st) ||
-	    faccessat(of->dir, ".", W_OK | X_OK, AT_EACCESS) == 0;
+	ok = in_place(of, &st) || (temp_fits(of, path) == 0 &&
+	    faccessat(of->dir, ".", W_OK | X_OK, AT_EACCESS) == 0);
 	if (close_dir(of) == -1)
 		return -1;
 	return ok ? 0 : -1;
@@ -330,7 +382,7 @@ outfile_check(struct outfile *of, const char *path, enum in_place how)
 static int
 temp_name(char *buf, size_t size, const char *name, long pid)
 {
-	if (snprintf(buf, size, "%s.retry-%ld", name, pid) < (int)size)
+	if (snprintf(buf, size, "%s" TEMP_MARK "%ld", name, pid) < (int)size)
 		return 0;
 	errno = ENAMETOOLONG;
 	return -1;
@@ -351,7 +403,7 @@ sweep(const struct outfile *of)
 	DIR *d;
 	int fd;
 
-	(void)snprintf(prefix, sizeof(prefix), "%s.retry-", of->name);
+	(void)snprintf(prefix, sizeof(prefix), "%s" TEMP_MARK, of->name);
 	plen = strlen(prefix);
 	if ((fd = openat(of->dir, ".", O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC)) == -1)

@@ -197,3 +197,41 @@ killable() {
 		{ echo 1ms >"$RETRY_AFTER_FILE"; exit 1; }'
 	[ -z "$(ls -A "$hints")" ]
 }
+
+# name_of N: a file name of N bytes.
+name_of() {
+	printf "%${1}s" '' | tr ' ' n
+}
+
+@test "--report and --metrics: a name too long for its temporary file (NAME.retry-PID past NAME_MAX) is refused at the start, 125, nothing run" {
+	local n name opt
+	for opt in --report --metrics; do
+		for n in 240 246 250 255; do
+			name=$(name_of "$n")
+			rm -f ran
+			if [ "$n" -le 241 ]; then
+				# 241 bytes + ".retry-" + 7 digits (Linux's
+				# longest PID) = 255: run, and written.
+				run -0 --separate-stderr "$RETRY" -n 1 \
+				    "$opt" "$name" touch ran
+				[ "$stderr" = "" ]
+				[ -e ran ]
+				[ -s "$name" ]
+			else
+				run -125 --separate-stderr "$RETRY" -n 1 \
+				    "$opt" "$name" touch ran
+				[ "$stderr" = "retry: $opt '$name': name too long: $n bytes, and 14 more for the temporary file's .retry-PID, pass the 255 that its directory takes; use a name of at most 241 bytes" ]
+				[ ! -e ran ]
+				[ ! -e "$name" ]
+			fi
+			rm -f "$name"
+		done
+	done
+	# Through a link, the name it leads to is the one that counts.
+	ln -s "$(name_of 246)" short
+	run -125 --separate-stderr "$RETRY" --metrics short touch ran
+	[ "$stderr" = "retry: --metrics 'short': name '$(name_of 246)' (where it leads) too long: 246 bytes, and 14 more for the temporary file's .retry-PID, pass the 255 that its directory takes; use a name of at most 241 bytes" ]
+	[ ! -e ran ]
+	# Written in place, a device has no temporary file: any name will do.
+	run -0 "$RETRY" --report /dev/null true
+}
