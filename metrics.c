@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,53 +23,70 @@
 #include "msg.h"
 #include "outcome.h"
 #include "outfile.h"
+#include "parse.h"
 #include "run.h"
 
 #define OLD_MAX		65536	/* of the previous FILE, read at most */
 
 static struct outfile	 out;
 static int		 writing;	/* --metrics, not yet written */
-static char		 job[256];	/* the job label's value, escaped */
+static char		 job[2 * NAME_MAX + 1];	/* the job label, escaped */
 
 /*
  * The job label: FILE's name less ".prom".  Every job writes its own
  * FILE into the collector's directory, so the name tells the jobs apart
  * there, where node_exporter refuses two files with the same series.
- * Escaped as the format wants a label value: \\, \" and \n.
+ * Escaped as the format wants a label value: \\, \" and \n; never cut,
+ * since two names cut to one label would be that refusal: job holds a
+ * name of NAME_MAX bytes (outfile_check() allows no more) escaped whole.
+ * A name that is not UTF-8 is refused (-1): the format's label values are
+ * UTF-8, with no escape for other bytes, and a label rewritten to be
+ * UTF-8 would match no name that a query or an alert for the job uses,
+ * and might be another job's.
  */
-static void
+static int
 name_job(const char *path)
 {
 	const char *base = strrchr(path, '/');
-	size_t len, i, at = 0;
+	size_t len, i, n, at = 0;
 
 	base = base == NULL ? path : base + 1;
 	len = strlen(base);
 	if (len > 5 && strcmp(base + len - 5, ".prom") == 0)
 		len -= 5;
-	for (i = 0; i < len && at + 3 < sizeof(job); i++) {
+	for (i = 0; i < len; i += n) {
+		if ((n = utf8_length((const unsigned char *)base + i)) == 0)
+			return -1;	/* ".prom", ASCII, ends no sequence */
+		if (at + 2 * n >= sizeof(job))
+			break;	/* past NAME_MAX: outfile_check() refused it */
 		if (base[i] == '\\' || base[i] == '"' || base[i] == '\n')
 			job[at++] = '\\';
 		if (base[i] == '\n')
 			job[at++] = 'n';
-		else
-			job[at++] = base[i];
+		else {
+			memcpy(job + at, base + i, n);
+			at += n;
+		}
 	}
 	job[at] = '\0';
+	return 0;
 }
 
 /*
  * --metrics FILE: checked now, so that a directory that cannot take it,
- * or a link that outfile.c does not follow, is a usage error before
- * anything runs; written when the run ends.  What FILE leads to is
- * replaced, a FIFO too, never written through.
+ * a link that outfile.c does not follow, or a name that cannot be the
+ * job label, is a usage error before anything runs; written when the run
+ * ends.  What FILE leads to is replaced, a FIFO too, never written
+ * through.
  */
 void
 metrics_start(const char *path)
 {
 	if (outfile_check(&out, path, NEVER_IN_PLACE) == -1)
 		fatalx("--metrics '%s': %s", path, outfile_why(&out));
-	name_job(path);
+	if (name_job(path) == -1)
+		fatalx("--metrics '%s': the name is not UTF-8, which its job "
+		    "label must be; rename it", path);
 	writing = 1;
 }
 

@@ -101,6 +101,70 @@ need_promtool() {
 	grep -qF 'retry_attempts{job="plain"} 1' text/plain
 }
 
+# repeat N TEXT: TEXT N times.
+repeat() {
+	local i
+	for i in $(seq "$1"); do
+		printf '%s' "$2"
+	done
+}
+
+# tricky_names: one a line, names whose labels 0.3 got wrong, or got
+# right only by luck: a two-byte and a four-byte character across byte 253
+# of the escaped label (where 0.3 cut it, inside the character), and a
+# name with ", \ and a newline.  NAME.prom is 239 or 241 bytes: the
+# longest that a temporary name leaves (outfile.c).
+tricky_names() {
+	local a
+	a=$(repeat 212 a)
+	printf '%s\n' "$(repeat 20 '"')${a}é" "$(repeat 20 '\')${a}🙂"
+}
+
+@test "--metrics: the job label is the whole name, never cut inside a character, with \\, \" and a newline escaped" {
+	local name label i=0
+	while IFS= read -r name; do
+		i=$((i + 1))
+		run -0 "$RETRY" -n 1 --metrics "text/$name.prom" true
+		label=${name//\\/\\\\}
+		label=${label//\"/\\\"}
+		grep -qxF "retry_attempts{job=\"$label\"} 1" "text/$name.prom"
+	done < <(tricky_names)
+	[ "$i" -eq 2 ]
+	run -0 "$RETRY" -n 1 --metrics $'text/new\nline "q" \\b é.prom' true
+	grep -qxF 'retry_attempts{job="new\nline \"q\" \\b é"} 1' \
+	    $'text/new\nline "q" \\b é.prom'
+}
+
+@test "--metrics: promtool accepts the labels of names with \", \\, a newline and characters across byte 253" {
+	need_promtool
+	local name
+	while IFS= read -r name; do
+		run -0 "$RETRY" -n 1 --metrics "text/$name.prom" true
+		promtool check metrics <"text/$name.prom"
+	done < <(tricky_names)
+	run -0 "$RETRY" -n 1 --metrics $'text/new\nline "q" \\b é.prom' true
+	promtool check metrics <$'text/new\nline "q" \\b é.prom'
+}
+
+@test "--metrics: a name that is not UTF-8 is refused at the start, 125, nothing run, since a label must be UTF-8" {
+	local bad shown
+	# A byte that starts nothing, a sequence cut short by .prom, a
+	# surrogate, an overlong /.
+	for bad in '\xff' '\xc3' '\xed\xa0\x80' '\xc0\xaf'; do
+		shown="x${bad}y"
+		[ "$bad" = '\xc3' ] && shown="x$bad"
+		run -125 --separate-stderr "$RETRY" --metrics \
+		    "text/$(printf "$shown").prom" touch ran
+		[ "$stderr" = "retry: --metrics 'text/$shown.prom': the name is not UTF-8, which its job label must be; rename it" ]
+		[ ! -e ran ]
+		[ -z "$(ls text)" ]
+	done
+	# Only the name makes the label: a directory's may be anything.
+	mkdir "text/$(printf 'd\xff')"
+	run -0 "$RETRY" --metrics "text/$(printf 'd\xff')/job.prom" true
+	grep -qx 'retry_attempts{job="job"} 1' "text/$(printf 'd\xff')/job.prom"
+}
+
 @test "--metrics: a symbolic link at FILE that may be followed: what it leads to is replaced, never written through" {
 	echo old >target
 	ln -s ../target text/job.prom
