@@ -214,6 +214,10 @@ tricky_names() {
 	command -v curl >/dev/null || skip "no curl to scrape node_exporter with"
 	run -0 "$RETRY" -n 3 -b 1ms --metrics text/nightly.prom flaky state 1
 	run -1 "$RETRY" -n 1 --metrics text/other.prom false
+	local name
+	while IFS= read -r name; do
+		run -0 "$RETRY" -n 1 --metrics "text/$name.prom" true
+	done < <(tricky_names)
 	local port pid n=0
 	port=$(slow-proxy -p)
 	prometheus-node-exporter --web.listen-address="127.0.0.1:$port" \
@@ -231,6 +235,10 @@ tricky_names() {
 	grep -qx 'retry_exit_status{job="nightly"} 0' scraped
 	grep -qx 'retry_exit_status{job="other"} 1' scraped
 	grep -qx 'retry_passed_after_retries{job="nightly"} 1' scraped
+	# The tricky names' labels too, whole.
+	[ "$(grep -c '^retry_exit_status{job=' scraped)" -eq 4 ]
+	grep -qF "aé\"} 0" scraped
+	grep -qF "a🙂\"} 0" scraped
 	# No error reading the files.
 	grep -qx 'node_textfile_scrape_error 0' scraped
 }
