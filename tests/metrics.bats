@@ -121,15 +121,15 @@ tricky_names() {
 }
 
 @test "--metrics: the job label is the whole name, never cut inside a character, with \\, \" and a newline escaped" {
-	local name label i=0
-	while IFS= read -r name; do
-		i=$((i + 1))
+	local name label names
+	mapfile -t names < <(tricky_names)
+	[ "${#names[@]}" -eq 2 ]
+	for name in "${names[@]}"; do
 		run -0 "$RETRY" -n 1 --metrics "text/$name.prom" true
 		label=${name//\\/\\\\}
 		label=${label//\"/\\\"}
 		grep -qxF "retry_attempts{job=\"$label\"} 1" "text/$name.prom"
-	done < <(tricky_names)
-	[ "$i" -eq 2 ]
+	done
 	run -0 "$RETRY" -n 1 --metrics $'text/new\nline "q" \\b é.prom' true
 	grep -qxF 'retry_attempts{job="new\nline \"q\" \\b é"} 1' \
 	    $'text/new\nline "q" \\b é.prom'
@@ -137,11 +137,12 @@ tricky_names() {
 
 @test "--metrics: promtool accepts the labels of names with \", \\, a newline and characters across byte 253" {
 	need_promtool
-	local name
-	while IFS= read -r name; do
+	local name names
+	mapfile -t names < <(tricky_names)
+	for name in "${names[@]}"; do
 		run -0 "$RETRY" -n 1 --metrics "text/$name.prom" true
 		promtool check metrics <"text/$name.prom"
-	done < <(tricky_names)
+	done
 	run -0 "$RETRY" -n 1 --metrics $'text/new\nline "q" \\b é.prom' true
 	promtool check metrics <$'text/new\nline "q" \\b é.prom'
 }
@@ -214,10 +215,11 @@ tricky_names() {
 	command -v curl >/dev/null || skip "no curl to scrape node_exporter with"
 	run -0 "$RETRY" -n 3 -b 1ms --metrics text/nightly.prom flaky state 1
 	run -1 "$RETRY" -n 1 --metrics text/other.prom false
-	local name
-	while IFS= read -r name; do
+	local name names
+	mapfile -t names < <(tricky_names)
+	for name in "${names[@]}"; do
 		run -0 "$RETRY" -n 1 --metrics "text/$name.prom" true
-	done < <(tricky_names)
+	done
 	local port pid n=0
 	port=$(slow-proxy -p)
 	prometheus-node-exporter --web.listen-address="127.0.0.1:$port" \
