@@ -17,6 +17,7 @@
 #include "outcome.h"
 #include "run.h"
 #include "say.h"
+#include "spool.h"
 
 /* -v: the policy as the run understood it, before the first attempt. */
 static void
@@ -131,14 +132,15 @@ say_attempt(char *buf, size_t size, const struct policy *p,
 /*
  * "attempt 1/5 failed with exit 1; next in 0.250s", with what a hint
  * adds, and with -v how the delay was drawn when no hint gave it.  With
- * -Q the attempt's header in the failure report says it instead.
+ * -Q the attempt's header in the failure report says it instead, unless
+ * the spool has failed and all passes through.
  */
 static void
 say_retry(const struct policy *p, const struct run *r, const struct event *ev)
 {
 	char label[64], end[96], d[32], ran[32], reset[128] = "";
 
-	if (r->holding) {
+	if (r->holding && spool_holding()) {
 		if (ev->reason == WAIT_BACKOFF)
 			explain_delay(p, ev->step);
 		return;

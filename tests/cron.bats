@@ -225,3 +225,48 @@ s.serve_forever()' "$1" "$2" 3>&- &
 	{ "$RETRY" "$@" 2>&1 >/dev/null; } | cat >err
 	want err
 }
+
+# in_small_tmpdir SIZE CMD...: CMD with $TMPDIR a tmpfs of SIZE of its own,
+# in a mount namespace of its own, so that the real file systems are left
+# alone; skips where that cannot be had.
+in_small_tmpdir() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root, for a mount namespace"
+	command -v unshare >/dev/null || skip "unshare is not installed"
+	unshare --mount true 2>/dev/null || skip "no mount namespace here"
+	unshare --mount sh -c 'size=$1; shift
+		mount -t tmpfs -o "size=$size" tmpfs "$TMPDIR" && exec "$@"' \
+	    sh "$@"
+}
+
+# -Q's failure line when its file fails, with what it says of the error.
+FAILED_OVER='retry: -Q: temporary file: No space left on device; what it held is above, the output passes through from here'
+
+@test "-Q with a TMPDIR that fills during the run: what it held, one line, then the rest pass through; every byte reaches stderr, the status is the command's" {
+	head -c 450000 /dev/urandom | base64 >chunk	# 600 kB of lines
+	rc=0
+	in_small_tmpdir 1m "$RETRY" -Q -n 3 -b 1ms -j none sh -c \
+	    'cat chunk; echo "end $RETRY_ATTEMPT" >&2; exit 3' \
+	    </dev/null >out 2>err || rc=$?
+	[ "$rc" -eq 3 ]
+	[ ! -s out ]
+	grep -c -F "$FAILED_OVER" err
+	[ "$(grep -c -F "$FAILED_OVER" err)" -eq 1 ]
+	# Without retry's lines, the three attempts' output, whole, in order.
+	python3 - "$FAILED_OVER" <<'PY'
+import re, sys
+data = open("err", "rb").read()
+line = sys.argv[1].encode() + b"\n"
+assert data.count(line) == 1
+before, after = data.split(line)
+# The part held came first: attempt 1 under its header, attempt 2's start.
+assert re.match(rb"retry: attempt 1/3 failed with exit 3 after [0-9.]+s; next in 0\.001s\n", before), before[:100]
+assert b"\nretry: attempt 2/3\n" in before
+# After the line, retry's own lines pass through as without -Q.
+assert b"\nretry: attempt 2/3 failed with exit 3; next in 0.002s\n" in after
+assert after.endswith(b"end 3\nretry: attempt 3/3 failed with exit 3; giving up: no attempts left\n"), after[-200:]
+rest = re.sub(rb"(?m)^retry: [^\n]*\n", b"", before + after)
+chunk = open("chunk", "rb").read()
+want = b"".join(chunk + b"end %d\n" % i for i in (1, 2, 3))
+assert rest == want, (len(rest), len(want))
+PY
+}
