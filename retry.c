@@ -290,13 +290,14 @@ begin_run(const struct policy *p, struct run *r)
 	r->start = monotonic_now();
 	r->start_real = realtime_now();
 	r->deadline = find_deadline(p->deadline, r->start, &outer);
+	/* As long as an attempt may run: its -k after the deadline. */
+	r->writes_until = r->deadline >= NEVER - p->kill_after ? NEVER :
+	    r->deadline + p->kill_after;
 	export_environment(p->key, p->argv, p->attempts, r->deadline, outer);
 	r->key = getenv("RETRY_IDEMPOTENCY_KEY");
-	/* -Q: retry's lines are held with the output, from the first on;
-	 * the failure's report waits for its reader as an attempt would. */
-	if (p->quiet_unless_failed && (hold_all = cron_start(r->deadline >=
-	    NEVER - p->kill_after ? NEVER : r->deadline + p->kill_after)) !=
-	    -1) {
+	/* -Q: retry's lines are held with the output, from the first on. */
+	if (p->quiet_unless_failed &&
+	    (hold_all = cron_start(r->writes_until)) != -1) {
 		msg_hold(1);
 		r->holding = 1;
 	}
