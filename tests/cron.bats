@@ -89,6 +89,21 @@ STEPS='echo "out $RETRY_ATTEMPT a"; echo "err $RETRY_ATTEMPT b" >&2; echo "out $
 	[ "${stderr_lines[1]}" = "from-hook" ]
 }
 
+@test "-Q: a run that succeeds prints nothing, its --on-success hook's output included; a hook that fails shows its output and why" {
+	cron -Q -n 3 -b 1ms --on-success 'echo ok-out; echo ok-err >&2' \
+	    --on-retry 'echo retry-hook' sh -c '[ "$RETRY_ATTEMPT" = 2 ]'
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "" ]
+	cron -Q -n 3 -b 1ms --on-success 'echo ping-body; exit 22' \
+	    --on-retry 'echo retry-hook' sh -c '[ "$RETRY_ATTEMPT" = 2 ]'
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "ping-body
+retry: --on-success: failed with exit 22" ]
+	[ "$(tmp_files)" = "" ]
+}
+
 @test "-Q: 100 MiB of output is held on disk: retry's memory stays under 4 MiB" {
 	[ -z "${TEST_SANITIZED:-}" ] || skip "memory is measured without sanitizers"
 	local status=0
