@@ -15,8 +15,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cron.h"
 #include "msg.h"
 #include "parse.h"
@@ -26,6 +28,7 @@
 #include "spool.h"
 
 static long	 indexed;	/* attempts in the index */
+static int64_t	 began_real;	/* the last attempt's start, real time */
 
 /*
  * The spool.  Returns the file the attempts' output is copied into, or
@@ -45,44 +48,71 @@ cron_start(int64_t until)
 	return spool_fd();
 }
 
+/*
+ * "retry: attempt 2/5, started 2026-12-03T08:00:00Z": when, on the wall
+ * clock in UTC, as a mail read later wants it.
+ */
+static int
+start_line(char *buf, size_t size, const struct event *ev)
+{
+	char label[64], when[32];
+	time_t t = (time_t)(began_real / NS_PER_SEC);
+	struct tm tm;
+	int len;
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		(void)snprintf(when, sizeof(when), "@%lld", (long long)t);
+	len = snprintf(buf, size, "retry: %s, started %s", say_label(label,
+	    sizeof(label), ev->policy, ev->run), when);
+	return len < 0 || (size_t)len >= size ? (int)strlen(buf) : len;
+}
+
 /* The header the attempt starting gets, should the spool fail in it. */
 static void
 begin_attempt(const struct event *ev)
 {
-	char text[256], label[64];
+	char text[256];
 	int len;
 
-	len = snprintf(text, sizeof(text), "retry: %s\n", say_label(label,
-	    sizeof(label), ev->policy, ev->run));
-	if (len > 0 && (size_t)len < sizeof(text))
-		spool_begin(text, (size_t)len);
+	began_real = realtime_now();
+	len = start_line(text, sizeof(text) - 1, ev);
+	text[len++] = '\n';
+	spool_begin(text, (size_t)len);
 }
 
 /*
- * The header of the attempt that just ended: how it ended, how long it
- * ran, and the wait that followed and why (none after the last).
+ * The header of the attempt that just ended: when it started, how it
+ * ended, how long it ran, and the wait that followed and why.  The last
+ * says only how long it ran: the run's last line, after its output, says
+ * how it ended.
  */
 static void
 index_attempt(const struct event *ev)
 {
 	const struct run *r = ev->run;
-	char text[512], attempt[192], ran[32], wait[32];
-	int len;
+	char text[512], end[128], ran[32], wait[32];
+	int len, more;
 
 	if (indexed == r->attempts)
 		return;
 	indexed = r->attempts;
-	say_attempt(attempt, sizeof(attempt), ev->policy, r);
+	len = start_line(text, sizeof(text), ev);
 	fmt_seconds(ran, sizeof(ran), 0, r->ended - r->began);
 	if (ev->kind == WAIT_BEGINS)
-		len = snprintf(text, sizeof(text), "retry: %s after %ss; next "
-		    "in %ss%s\n", attempt, ran, fmt_seconds(wait, sizeof(wait),
-		    0, ev->wait), ev->reason == WAIT_HINT ? ev->note : "");
+		more = snprintf(text + len, sizeof(text) - (size_t)len,
+		    ", %s after %ss; next in %ss%s\n", say_ending(end,
+		    sizeof(end), ev->policy, r), ran, fmt_seconds(wait,
+		    sizeof(wait), 0, ev->wait), ev->reason == WAIT_HINT ?
+		    ev->note : "");
 	else
-		len = snprintf(text, sizeof(text), "retry: %s after %ss\n",
-		    attempt, ran);
-	if (len < 0 || (size_t)len >= sizeof(text))
+		more = snprintf(text + len, sizeof(text) - (size_t)len,
+		    ", ran %ss\n", ran);
+	if (more < 0 || (size_t)more >= sizeof(text) - (size_t)len) {
 		len = (int)strlen(text);
+		text[len - 1] = '\n';	/* cut, but one line */
+	} else
+		len += more;
 	spool_index(text, (size_t)len);
 }
 

@@ -20,6 +20,9 @@ cron() {
 	    "$RETRY" "$@" </dev/null
 }
 
+# When an attempt started, in its header: UTC, to the second.
+WHEN='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z'
+
 # An attempt that writes to both streams, in turns, then fails but the
 # third time.
 STEPS='echo "out $RETRY_ATTEMPT a"; echo "err $RETRY_ATTEMPT b" >&2; echo "out $RETRY_ATTEMPT c"; [ "$RETRY_ATTEMPT" -ge 3 ]'
@@ -33,15 +36,23 @@ STEPS='echo "out $RETRY_ATTEMPT a"; echo "err $RETRY_ATTEMPT b" >&2; echo "out $
 }
 
 @test "-Q: a run that fails prints each attempt's header and output in the order written, then the last line" {
+	local before after
+	before=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 	cron -Q -n 2 -b 10ms -j none sh -c "$STEPS"
+	after=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 	[ "$status" -eq 1 ]
 	[ "$output" = "" ]
 	[ "${#stderr_lines[@]}" -eq 9 ]
-	matches "${stderr_lines[0]}" '^retry: attempt 1/2 failed with exit 1 after [0-9]+\.[0-9]{3}s; next in 0\.010s$'
+	# Each header says when its attempt started, on the wall clock (UTC).
+	matches "${stderr_lines[0]}" '^retry: attempt 1/2, started '"$WHEN"', failed with exit 1 after [0-9]+\.[0-9]{3}s; next in 0\.010s$'
+	local started=${stderr_lines[0]#retry: attempt 1/2, started }
+	started=${started%%,*}
+	[[ ! $started < $before && ! $started > $after ]]
 	[ "${stderr_lines[1]}" = "out 1 a" ]
 	[ "${stderr_lines[2]}" = "err 1 b" ]
 	[ "${stderr_lines[3]}" = "out 1 c" ]
-	matches "${stderr_lines[4]}" '^retry: attempt 2/2 failed with exit 1 after [0-9]+\.[0-9]{3}s$'
+	# The last attempt's end is said once, in the last line.
+	matches "${stderr_lines[4]}" '^retry: attempt 2/2, started '"$WHEN"', ran [0-9]+\.[0-9]{3}s$'
 	[ "${stderr_lines[5]}" = "out 2 a" ]
 	[ "${stderr_lines[6]}" = "err 2 b" ]
 	[ "${stderr_lines[7]}" = "out 2 c" ]
@@ -53,9 +64,9 @@ STEPS='echo "out $RETRY_ATTEMPT a"; echo "err $RETRY_ATTEMPT b" >&2; echo "out $
 	cron -Q -q -n 2 -b 10ms -j none sh -c 'echo 20ms >"$RETRY_AFTER_FILE"; echo hi; kill -TERM $$'
 	[ "$status" -eq 143 ]
 	[ "${#stderr_lines[@]}" -eq 4 ]
-	matches "${stderr_lines[0]}" '^retry: attempt 1/2 killed by SIGTERM after [0-9.]+s; next in 0\.02[0-9]s \(Retry-After 0\.020s\)$'
+	matches "${stderr_lines[0]}" '^retry: attempt 1/2, started '"$WHEN"', killed by SIGTERM after [0-9.]+s; next in 0\.02[0-9]s \(Retry-After 0\.020s\)$'
 	[ "${stderr_lines[1]}" = hi ]
-	matches "${stderr_lines[2]}" '^retry: attempt 2/2 killed by SIGTERM after [0-9.]+s$'
+	matches "${stderr_lines[2]}" '^retry: attempt 2/2, started '"$WHEN"', ran [0-9.]+s$'
 	[ "${stderr_lines[3]}" = hi ]
 }
 
@@ -72,7 +83,7 @@ STEPS='echo "out $RETRY_ATTEMPT a"; echo "err $RETRY_ATTEMPT b" >&2; echo "out $
 	wait "$pid" || status=$?
 	[ "$status" -eq 143 ]
 	cat err
-	matches "$(sed -n 1p err)" '^retry: attempt 1/5 failed with exit 1 after [0-9.]+s; next in [0-9.]+s$'
+	matches "$(sed -n 1p err)" '^retry: attempt 1/5, started '"$WHEN"', failed with exit 1 after [0-9.]+s; next in [0-9.]+s$'
 	[ "$(sed -n 2p err)" = "held 1" ]
 	[ "$(sed -n 3p err)" = "retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIGTERM" ]
 	[ "$(wc -l <err)" -eq 3 ]
@@ -117,8 +128,7 @@ retry: --on-success: failed with exit 22" ]
 		[ "$kb" -lt 4096 ]
 	done <hwm
 	# Both attempts' output came out whole, each after its header.
-	[ "$(grep -a -o 'retry: attempt [12]/2 failed with exit 1 after' err |
-	    wc -l)" -eq 2 ]
+	[ "$(grep -a -o 'retry: attempt [12]/2, started ' err | wc -l)" -eq 2 ]
 	[ "$(tr -d '\000' <err | wc -c)" -lt 1000 ]
 	[ "$(wc -c <err)" -gt 209715200 ]
 	[ ! -s out ]
@@ -193,7 +203,9 @@ s.serve_forever()' "$1" "$2" 3>&- &
 		else
 			failed=$((failed + 1))
 			# Mail with every attempt's header and output, in order.
-			[ "$(grep -c '^retry: attempt [0-9]/3 failed with exit 1 after' "mail$i")" -eq "$attempts" ]
+			[ "$(grep -c '^retry: attempt [0-9]/3, started ' "mail$i")" -eq "$attempts" ]
+			# The last attempt's end is said once, in the last line.
+			[ "$(grep -c 'attempt 3/3 failed' "mail$i")" -eq 1 ]
 			[ "$(grep -c '^try ' "mail$i")" -eq "$attempts" ]
 			[ "$(grep -c '^why ' "mail$i")" -eq "$attempts" ]
 			[ "$(tail -n 1 "mail$i")" = "retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
@@ -216,8 +228,8 @@ s.serve_forever()' "$1" "$2" 3>&- &
 	# want FILE: the report expected in FILE, its lines of retry's taken
 	# from it (their durations vary), after what came before it (prefix).
 	want() {
-		h1=$(grep -a '^retry: attempt 1/2 ' "$1")
-		h2=$(grep -a '^retry: attempt 2/2 failed with exit 3 after' "$1")
+		h1=$(grep -a '^retry: attempt 1/2, started ' "$1")
+		h2=$(grep -a '^retry: attempt 2/2, started ' "$1")
 		{
 			cat prefix
 			printf '%s\n' "$h1"; cat big; echo x
@@ -274,8 +286,9 @@ line = sys.argv[1].encode() + b"\n"
 assert data.count(line) == 1
 before, after = data.split(line)
 # The part held came first: attempt 1 under its header, attempt 2's start.
-assert re.match(rb"retry: attempt 1/3 failed with exit 3 after [0-9.]+s; next in 0\.001s\n", before), before[:100]
-assert b"\nretry: attempt 2/3\n" in before
+T = rb"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
+assert re.match(rb"retry: attempt 1/3, started " + T + rb", failed with exit 3 after [0-9.]+s; next in 0\.001s\n", before), before[:100]
+assert re.search(rb"\nretry: attempt 2/3, started " + T + rb"\n", before)
 # After the line, retry's own lines pass through as without -Q.
 assert b"\nretry: attempt 2/3 failed with exit 3; next in 0.002s\n" in after
 assert after.endswith(b"end 3\nretry: attempt 3/3 failed with exit 3; giving up: no attempts left\n"), after[-200:]
