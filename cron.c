@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The cron mode (-Q): both output streams of every attempt go into one
- * file without a name in $TMPDIR, in the order written, and so do retry's
- * own lines.  A run that succeeds shows none of it; one that fails shows
- * each attempt under a header that says how it ended and what followed,
- * then retry's last line, as chronic(1) would but attempt by attempt.
+ * The cron mode (-Q), a listener of the run's events: both output
+ * streams of every attempt and retry's own lines are held in the spool
+ * (spool.c), in the order written.  A run that succeeds shows none of it,
+ * its end hook's output included; one that fails shows each attempt under
+ * a header that says how it ended and what followed, then retry's last
+ * line, as chronic(1) would but attempt by attempt.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -14,187 +15,123 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cron.h"
-#include "fd.h"
 #include "msg.h"
 #include "parse.h"
 #include "run.h"
 #include "say.h"
 #include "scratch.h"
+#include "spool.h"
 
-/*
- * The index: for each attempt, where its output lies in the spool and the
- * header to show before it; on disk too, so that memory stays the same
- * whatever the number of attempts.
- */
-struct entry {
-	int64_t		 start, end;	/* of the attempt's output */
-	int32_t		 len;		/* of the header that follows */
-};
-
-static int	 spool = -1;	/* what the attempts and retry wrote */
-static int	 index_fd = -1;
-static off_t	 seg_start, seg_end;	/* the last attempt's output */
 static long	 indexed;	/* attempts in the index */
+static int64_t	 began_real;	/* the last attempt's start, real time */
 
 /*
- * The spool and the index.  Returns the spool, which the attempts write
- * (stdout and stderr) and retry's lines go to, or -1 when TMPDIR cannot
- * have them: then said once, and the output passes through as without
- * -Q, rather than the job failing for want of a place to hold it.
+ * The spool.  Returns the file the attempts' output is copied into, or
+ * -1 when TMPDIR cannot have it: then said once, and the output passes
+ * through as without -Q, rather than the job failing for want of a place
+ * to hold it.  A stalled reader of the failure's report holds retry until
+ * until at most.
  */
 int
-cron_start(void)
+cron_start(int64_t until)
 {
-	if ((spool = scratch_file()) == -1 ||
-	    (index_fd = scratch_file()) == -1) {
+	if (spool_open(until) == -1) {
 		warning("-Q: no file in %s, so output passes through",
 		    temp_dir());
-		cron_drop();
 		return -1;
 	}
-	return spool;
-}
-
-/* Where the spool is now: the end of what was written to it. */
-static off_t
-spool_end(void)
-{
-	off_t end = lseek(spool, 0, SEEK_CUR);
-
-	if (end == -1)
-		fatal("-Q: temporary file");
-	return end;
+	return spool_fd();
 }
 
 /*
- * The header of the attempt that just ended: how it ended, how long it
- * ran, and the wait that followed and why (none after the last).
+ * "retry: attempt 2/5, started 2026-12-03T08:00:00Z": when, on the wall
+ * clock in UTC, as a mail read later wants it.
+ */
+static int
+start_line(char *buf, size_t size, const struct event *ev)
+{
+	char label[64], when[32];
+	time_t t = (time_t)(began_real / NS_PER_SEC);
+	struct tm tm;
+	int len;
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		(void)snprintf(when, sizeof(when), "@%lld", (long long)t);
+	len = snprintf(buf, size, "retry: %s, started %s", say_label(label,
+	    sizeof(label), ev->policy, ev->run), when);
+	return len < 0 || (size_t)len >= size ? (int)strlen(buf) : len;
+}
+
+/* The header the attempt starting gets, should the spool fail in it. */
+static void
+begin_attempt(const struct event *ev)
+{
+	char text[256];
+	int len;
+
+	began_real = realtime_now();
+	len = start_line(text, sizeof(text) - 1, ev);
+	text[len++] = '\n';
+	spool_begin(text, (size_t)len);
+}
+
+/*
+ * The header of the attempt that just ended: when it started, how it
+ * ended, how long it ran, and the wait that followed and why.  The last
+ * says only how long it ran: the run's last line, after its output, says
+ * how it ended.
  */
 static void
 index_attempt(const struct event *ev)
 {
 	const struct run *r = ev->run;
-	char text[512], attempt[192], ran[32], wait[32];
-	struct entry e;
-	int len;
+	char text[512], end[128], ran[32], wait[32];
+	int len, more;
 
 	if (indexed == r->attempts)
 		return;
 	indexed = r->attempts;
-	say_attempt(attempt, sizeof(attempt), ev->policy, r);
+	len = start_line(text, sizeof(text), ev);
 	fmt_seconds(ran, sizeof(ran), 0, r->ended - r->began);
 	if (ev->kind == WAIT_BEGINS)
-		len = snprintf(text, sizeof(text), "retry: %s after %ss; next "
-		    "in %ss%s\n", attempt, ran, fmt_seconds(wait, sizeof(wait),
-		    0, ev->wait), ev->reason == WAIT_HINT ? ev->note : "");
+		more = snprintf(text + len, sizeof(text) - (size_t)len,
+		    ", %s after %ss; next in %ss%s\n", say_ending(end,
+		    sizeof(end), ev->policy, r), ran, fmt_seconds(wait,
+		    sizeof(wait), 0, ev->wait), ev->reason == WAIT_HINT ?
+		    ev->note : "");
 	else
-		len = snprintf(text, sizeof(text), "retry: %s after %ss\n",
-		    attempt, ran);
-	if (len < 0 || (size_t)len >= sizeof(text))
+		more = snprintf(text + len, sizeof(text) - (size_t)len,
+		    ", ran %ss\n", ran);
+	if (more < 0 || (size_t)more >= sizeof(text) - (size_t)len) {
 		len = (int)strlen(text);
-	e.start = seg_start;
-	e.end = seg_end;
-	e.len = len;
-	if (write_all(index_fd, (const char *)&e, sizeof(e)) == -1 ||
-	    write_all(index_fd, text, (size_t)len) == -1)
-		fatal("-Q: temporary file");
-}
-
-#ifdef HAVE_COPY_FILE_RANGE
-/*
- * As much of the spool's bytes [from, to) as copy_file_range(2) moves to
- * stderr, in the kernel; it refuses a stderr that is not a regular file,
- * or opened with O_APPEND.  Returns where it stopped.
- */
-static off_t
-copy_ranged(off_t from, off_t to)
-{
-	loff_t pos = from;
-	ssize_t n;
-
-	while (pos < to) {
-		n = copy_file_range(spool, &pos, STDERR_FILENO, NULL,
-		    (size_t)(to - pos), 0);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-	}
-	return (off_t)pos;
-}
-#endif
-
-/* Copies the spool's bytes [from, to) to stderr. */
-static int
-copy_out(off_t from, off_t to)
-{
-	char buf[65536];
-	ssize_t n;
-
-#ifdef HAVE_COPY_FILE_RANGE
-	/* What it leaves, read(2) and write(2) move, or say what is wrong. */
-	from = copy_ranged(from, to);
-#endif
-	while (from < to) {
-		n = pread(spool, buf, (size_t)(to - from) < sizeof(buf) ?
-		    (size_t)(to - from) : sizeof(buf), from);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		if (write_all(STDERR_FILENO, buf, (size_t)n) == -1)
-			return -1;
-		from += n;
-	}
-	return 0;
+		text[len - 1] = '\n';	/* cut, but one line */
+	} else
+		len += more;
+	spool_index(text, (size_t)len);
 }
 
 /*
- * The failed run's report on stderr: what retry said before an attempt,
- * then its header and its output, attempt by attempt, then what came
- * after the last.  A stderr that fails ends it: the exit status still
- * tells.
- */
-static void
-show(void)
-{
-	char header[512];
-	struct entry e;
-	off_t at = 0, pos = 0;
-
-	while (pread(index_fd, &e, sizeof(e), at) == (ssize_t)sizeof(e) &&
-	    e.len > 0 && (size_t)e.len <= sizeof(header) &&
-	    pread(index_fd, header, (size_t)e.len, at + (off_t)sizeof(e)) ==
-	    e.len) {
-		at += (off_t)sizeof(e) + e.len;
-		if (copy_out(pos, e.start) == -1 ||
-		    write_all(STDERR_FILENO, header, (size_t)e.len) == -1 ||
-		    copy_out(e.start, e.end) == -1)
-			return;
-		pos = e.end;
-	}
-	(void)copy_out(pos, spool_end());	/* what failed, the status tells */
-}
-
-/*
- * The listener.  At the end, a run that succeeded leaves no trace but a
- * warning of retry's own; one that failed, or that a signal ended, shows
- * what was held before its last line (say.c comes after this).
+ * The listener.  At the run's end, one that failed, or that a signal
+ * ended, shows what was held before its last line (say.c comes after
+ * this); one that succeeded holds on, for its end hook (cron_end).
  */
 void
 cron_event(const struct event *ev)
 {
-	if (spool == -1)
-		return;
+	if (!spool_holding())
+		return;		/* failed: all passes through now */
 	switch (ev->kind) {
 	case ATTEMPT_STARTS:
-		seg_start = spool_end();
+		begin_attempt(ev);
 		break;
 	case ATTEMPT_ENDS:
-		seg_end = spool_end();
+		spool_end_attempt();
 		break;
 	case WAIT_BEGINS:
 		if (ev->reason == WAIT_BACKOFF || ev->reason == WAIT_HINT)
@@ -203,12 +140,14 @@ cron_event(const struct event *ev)
 	case RUN_ENDS:
 		if (ev->run->attempts > 0)
 			index_attempt(ev);
-		msg_to(STDERR_FILENO);
-		if (ev->status == 0 && ev->signal == 0)
+		if (ev->status == 0 && ev->signal == 0) {
 			msg_verbosity(QUIET);	/* but warnings */
-		else
-			show();
-		cron_drop();
+			spool_mark();
+		} else {
+			spool_show(0);
+			msg_hold(0);
+			cron_drop();	/* shown: the rest passes through */
+		}
 		break;
 	case RUN_BEGINS:
 	case CIRCUIT_CHANGES:
@@ -216,13 +155,24 @@ cron_event(const struct event *ev)
 	}
 }
 
-/* The files go (they have no name: closing is enough). */
+/*
+ * After the end hook: a run that succeeded leaves no trace, unless retry
+ * warned after its end (a hook that failed) or dies of a signal: then
+ * what came after the end, the hook's output with it.
+ */
+void
+cron_end(int dying)
+{
+	if (spool_holding() && (dying || spool_lines_since_mark() > 0))
+		spool_show(1);
+	msg_hold(0);
+	cron_drop();
+}
+
+/* The files go. */
 void
 cron_drop(void)
 {
-	if (spool != -1 && close(spool) == -1)
+	if (spool_drop() == -1)
 		warning("-Q: close");
-	if (index_fd != -1 && close(index_fd) == -1)
-		warning("-Q: close");
-	spool = index_fd = -1;
 }

@@ -9,8 +9,11 @@
 
 #include "event.h"
 
-int	 cron_start(void);
+#include <stdint.h>
+
+int	 cron_start(int64_t);
 void	 cron_event(const struct event *);
+void	 cron_end(int);
 void	 cron_drop(void);
 
 #endif

@@ -17,10 +17,11 @@
 #include "msg.h"
 #include "parse.h"
 #include "selfpipe.h"
+#include "spool.h"
 
 static enum verbosity	 verbosity = NORMAL;
 static int		 stderr_broken;
-static int		 out = STDERR_FILENO;	/* where the lines go */
+static int		 held;		/* -Q: the lines go into its spool */
 
 void
 msg_verbosity(enum verbosity v)
@@ -35,14 +36,15 @@ msg_verbose(void)
 }
 
 /*
- * Where retry's lines go from now on: stderr, or -Q's file, which holds
- * them with the attempts' output until the run's end shows whether they
- * are for anyone's eyes.
+ * Where retry's lines go from now on: -Q's spool (on), which holds them
+ * with the attempts' output until the run's end shows whether they are
+ * for anyone's eyes, or stderr.  A spool that has failed holds nothing:
+ * they go to stderr, after what it held.
  */
 void
-msg_to(int fd)
+msg_hold(int on)
 {
-	out = fd;
+	held = on;
 	stderr_broken = 0;
 }
 
@@ -50,7 +52,7 @@ msg_to(int fd)
 int
 msg_fd(void)
 {
-	return out;
+	return held && spool_holding() ? spool_fd() : STDERR_FILENO;
 }
 
 /*
@@ -104,9 +106,11 @@ write_stderr(const char *line, size_t len)
 	ssize_t n;
 	int ready, swapped = 0;
 
+	if (held && spool_put(line, len) == 0)
+		return 0;
 	while (!stderr_broken && done < len) {
 		/* -1: no run yet, so no signal to wait for either. */
-		if ((ready = sp_may_write(out)) == 0)
+		if ((ready = sp_may_write(STDERR_FILENO)) == 0)
 			return -1;	/* dropped for a signal or the deadline */
 		if (ready == -1 && !swapped) {
 			memset(&ign, 0, sizeof(ign));
@@ -116,7 +120,7 @@ write_stderr(const char *line, size_t len)
 				return -1;	/* cannot happen: a valid signal */
 			swapped = 1;
 		}
-		n = write(out, line + done, len - done);
+		n = write(STDERR_FILENO, line + done, len - done);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0)

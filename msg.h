@@ -22,7 +22,7 @@
 enum verbosity { QUIET, NORMAL, VERBOSE };
 
 void	 msg_verbosity(enum verbosity);
-void	 msg_to(int);
+void	 msg_hold(int);
 int	 msg_fd(void);
 int	 msg_verbose(void);
 void	 say(const char *, ...);		/* hidden by -q */

@@ -29,6 +29,7 @@
 #include "parse.h"
 #include "relay.h"
 #include "scratch.h"
+#include "spool.h"
 
 /*
  * Linux: splice(2) and tee(2) move data between a pipe and a file, or two
@@ -485,7 +486,7 @@ widen(int fd)
 
 /*
  * --hint-from-stderr: p carries the attempt's stderr (with -Q, which
- * holds both streams in one file, the held output, read as out).
+ * pipes both streams into one pump, out).
  */
 static int
 watches_hint(const struct relay *r, const struct pump *p)
@@ -759,7 +760,6 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 	r->copy = r->to_child = r->held = -1;
 	r->last = 0;
 	r->hold_all = hold_all;
-	r->seg_start = 0;
 	r->released = r->scanning = 0;
 	r->copied = r->fed = r->scanned = 0;
 	r->feed_off = r->feed_len = 0;
@@ -834,10 +834,19 @@ relay_prepare(struct relay *r)
 		r->child_full = 0;
 	}
 	if (r->hold_all != -1) {
-		/* -Q: both streams into its file, in the order written. */
-		r->child_fd[1] = r->child_fd[2] = r->hold_all;
-		if ((r->seg_start = lseek(r->hold_all, 0, SEEK_CUR)) == -1)
-			return fail(r, "temporary file");
+		/*
+		 * -Q: both streams into one pipe, in the order written, that
+		 * relay copies into the spool: a full disk is retry's to
+		 * handle (spool_gone), never an error of the attempt's.
+		 * Once the spool has failed, to stderr, where -Q shows them.
+		 */
+		if (!spool_holding())
+			r->hold_all = STDERR_FILENO;
+		if (open_pump(r, &r->out, r->hold_all, &r->child_fd[1]) == -1)
+			return fail(r, "pipe");
+		if (r->hold_all != STDERR_FILENO)
+			r->out.sink = SINK_FILE;
+		r->child_fd[2] = r->child_fd[1];
 		return 0;
 	}
 	if (r->held != -1 && r->last) {
@@ -891,10 +900,11 @@ relay_forked(struct relay *r)
 
 	for (i = 0; i < 3; i++) {
 		if (r->child_fd[i] != -1 && r->child_fd[i] != r->held &&
-		    r->child_fd[i] != r->hold_all && close(r->child_fd[i]) == -1)
+		    (i < 2 || r->child_fd[2] != r->child_fd[1]) &&
+		    close(r->child_fd[i]) == -1)
 			return fail(r, "close");
-		r->child_fd[i] = -1;
 	}
+	r->child_fd[0] = r->child_fd[1] = r->child_fd[2] = -1;
 	return 0;
 }
 
@@ -1244,6 +1254,20 @@ discard(struct relay *r, struct pump *p)
 	return 0;
 }
 
+/*
+ * -Q's spool could not take p's bytes (a full disk): it shows what it
+ * held, and p goes on to stderr from the first byte it did not take.
+ */
+static int
+spool_gone(struct relay *r, struct pump *p)
+{
+	spool_failed(errno);
+	r->sink[STDERR_FILENO] = sink_of(STDERR_FILENO);
+	p->to = r->hold_all = STDERR_FILENO;
+	p->sink = r->sink[STDERR_FILENO];
+	return 0;
+}
+
 /* n bytes of the attempt went out: counted when they went to stdout. */
 static void
 moved(struct relay *r, const struct pump *p, ssize_t n)
@@ -1274,6 +1298,8 @@ flush(struct relay *r, struct pump *p)
 	}
 	if (errno == EAGAIN || errno == EINTR)
 		return 0;
+	if (p->to == r->hold_all && p->to != STDERR_FILENO)
+		return spool_gone(r, p);
 	return errno == EPIPE ? output_gone(r, p) : discard(r, p);
 }
 
@@ -1474,8 +1500,8 @@ scan_held(struct relay *r)
 {
 	ssize_t n = 0;
 
-	if (wants_lines(r, &r->out) && (n = pread(r->hold_all != -1 ?
-	    r->hold_all : r->held, r->chunk, sizeof(r->chunk), r->scanned)) > 0) {
+	if (wants_lines(r, &r->out) && (n = pread(r->held, r->chunk,
+	    sizeof(r->chunk), r->scanned)) > 0) {
 		match_feed(r, &r->out, r->chunk, (size_t)n);
 		r->scanned += n;
 		return 0;
@@ -1560,9 +1586,9 @@ relay_attempt_ended(struct relay *r)
 	    (end = lseek(STDOUT_FILENO, 0, SEEK_CUR)) > r->out_start)
 		r->out_bytes = end - r->out_start;
 	r->out.draining = r->err.draining = 1;
-	if ((r->held != -1 || r->hold_all != -1) && wants_lines(r, &r->out)) {
+	if (r->held != -1 && wants_lines(r, &r->out)) {
 		line_reset(&r->out);
-		r->scanned = r->hold_all != -1 ? r->seg_start : 0;
+		r->scanned = 0;
 		r->scanning = 1;
 	}
 	return 0;

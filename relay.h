@@ -101,8 +101,8 @@ struct relay {
 
 	int		 held;		/* --buffer-stdout: the file, or -1 */
 	int		 last;		/* the attempt is the run's last */
-	int		 hold_all;	/* -Q: the file of both streams, or -1 */
-	off_t		 seg_start;	/* where the attempt's part of it begins */
+	int		 hold_all;	/* -Q: the spool both streams go to (stderr
+				   once it failed), or -1 */
 	int		 released;	/* the held output has gone out */
 	int		 scanning;	/* it is being matched, from scanned on */
 	off_t		 scanned;

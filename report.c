@@ -29,6 +29,7 @@
 #include "outcome.h"
 #include "report.h"
 #include "run.h"
+#include "selfpipe.h"
 #include "shared.h"
 
 static void
@@ -192,6 +193,41 @@ put_circuit(FILE *f, const struct report *rep, const struct report_end *e)
 }
 
 /*
+ * Where the object is written: the file's new version, or for "-" memory,
+ * so that it reaches stderr in one bounded write (close_target).
+ */
+static FILE *
+open_target(struct report *rep)
+{
+	if (strcmp(rep->path, "-") != 0)
+		return outfile_open(&rep->out, 0600);
+	return open_memstream(&rep->text, &rep->text_len);
+}
+
+/*
+ * The object is whole: the file renamed into place, or for "-" the text
+ * on stderr, waiting for a stalled reader until until at most (a signal
+ * ends it at once).  0, or -1 with errno.
+ */
+static int
+close_target(struct report *rep, FILE *f, int64_t until)
+{
+	int e = 0;
+
+	if (strcmp(rep->path, "-") != 0)
+		return outfile_close(&rep->out, f);
+	if (ferror(f) | (fclose(f) == EOF))	/* both, always */
+		e = errno != 0 ? errno : EIO;
+	else if (sp_write(STDERR_FILENO, rep->text, rep->text_len,
+	    until) == -1)
+		e = errno;
+	free(rep->text);
+	rep->text = NULL;
+	errno = e;
+	return e != 0 ? -1 : 0;
+}
+
+/*
  * Writes the whole object; on failure the temporary file is removed and
  * errno says why.
  */
@@ -207,8 +243,7 @@ report_finish(struct report *rep, const struct report_end *end)
 		report_abandon(rep);
 		return -1;
 	}
-	if ((f = strcmp(rep->path, "-") == 0 ? stderr :
-	    outfile_open(&rep->out, 0600)) == NULL) {
+	if ((f = open_target(rep)) == NULL) {
 		report_abandon(rep);
 		return -1;
 	}
@@ -242,17 +277,9 @@ report_finish(struct report *rep, const struct report_end *end)
 	fputs(",\n  \"total_time\": ", f);
 	put_seconds(f, end->total);
 	fputs("\n}\n", f);
-	if (f == stderr) {
-		e = fflush(f) == EOF || ferror(f);
-		report_abandon(rep);
-		return e ? -1 : 0;
-	}
-	if (outfile_close(&rep->out, f) == -1) {
-		report_abandon(rep);
-		return -1;
-	}
+	e = close_target(rep, f, end->until);
 	report_abandon(rep);
-	return 0;
+	return e;
 }
 
 /* No report after all (or it is written): the spool and any temporary file go. */
@@ -275,7 +302,9 @@ report_abandon(struct report *rep)
 	free(rep->attempts_text);
 	free(rep->waits_text);
 	free(rep->changes_text);
+	free(rep->text);
 	rep->attempts_text = rep->waits_text = rep->changes_text = NULL;
+	rep->text = NULL;
 	errno = e;
 }
 
@@ -352,8 +381,7 @@ report_status(struct report *rep, const char *name,
 	FILE *f;
 	int e;
 
-	if ((f = strcmp(rep->path, "-") == 0 ? stderr :
-	    outfile_open(&rep->out, 0600)) == NULL) {
+	if ((f = open_target(rep)) == NULL) {
 		report_abandon(rep);
 		return -1;
 	}
@@ -366,12 +394,7 @@ report_status(struct report *rep, const char *name,
 	put_state(f, v);
 	put_counts(f, v);
 	fprintf(f, ",\n  \"exit_status\": %d\n}\n", status);
-	if (f == stderr) {
-		e = fflush(f) == EOF || ferror(f);
-		report_abandon(rep);
-		return e ? -1 : 0;
-	}
-	e = outfile_close(&rep->out, f);
+	e = close_target(rep, f, NEVER);
 	report_abandon(rep);
 	return e;
 }
@@ -440,6 +463,7 @@ finish(const struct event *ev)
 	e.status = ev->status;
 	e.signal = ev->signal;
 	e.total = monotonic_now() - r->start;
+	e.until = r->writes_until;
 	if (report_finish(&run_report, &e) == -1)
 		warningx("--report '%s': %s", p->report,
 		    outfile_why(&run_report.out));

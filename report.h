@@ -31,6 +31,8 @@ struct report {
 	size_t		 changes_len;
 	long		 nchanges;
 	const char	*store;		/* "store" member, or NULL: none */
+	char		*text;		/* "-": the object, built in memory */
+	size_t		 text_len;
 };
 
 /* One attempt; times in ns from the start, delay < 0 when none followed. */
@@ -59,6 +61,7 @@ struct report_end {
 	const char	*outcome;
 	int		 passed_after_retries, status, signal;
 	int64_t		 total;
+	int64_t		 until;		/* "-": a stalled stderr waited for */
 };
 
 int	report_wait(struct report *, int64_t, int64_t, const char *);

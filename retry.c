@@ -290,11 +290,15 @@ begin_run(const struct policy *p, struct run *r)
 	r->start = monotonic_now();
 	r->start_real = realtime_now();
 	r->deadline = find_deadline(p->deadline, r->start, &outer);
+	/* As long as an attempt may run: its -k after the deadline. */
+	r->writes_until = r->deadline >= NEVER - p->kill_after ? NEVER :
+	    r->deadline + p->kill_after;
 	export_environment(p->key, p->argv, p->attempts, r->deadline, outer);
 	r->key = getenv("RETRY_IDEMPOTENCY_KEY");
 	/* -Q: retry's lines are held with the output, from the first on. */
-	if (p->quiet_unless_failed && (hold_all = cron_start()) != -1) {
-		msg_to(hold_all);
+	if (p->quiet_unless_failed &&
+	    (hold_all = cron_start(r->writes_until)) != -1) {
+		msg_hold(1);
 		r->holding = 1;
 	}
 	tell_kind(RUN_BEGINS, p, r);
@@ -757,6 +761,8 @@ end_run(const struct policy *p, struct run *r)
 	if (ev.signal == 0 && (sig = hook_run(&ev, ev.status == 0 &&
 	    r->attempts > 0 ? HOOK_SUCCESS : HOOK_GIVEUP, r->deadline)) != 0)
 		ev.signal = sig;
+	if (r->holding)
+		cron_end(ev.signal != 0);	/* -Q held the hook's output */
 	if (ev.signal != 0) {
 		clean_up();	/* atexit handlers do not run on the way out */
 		proc_die(ev.signal);

@@ -19,6 +19,8 @@ enum timed_out { NOT_TIMED_OUT, TIMED_OUT, AT_DEADLINE };
 struct run {
 	int64_t		 start, deadline;	/* monotonic ns; NEVER: none */
 	int64_t		 start_real;		/* the start, as real time */
+	int64_t		 writes_until;		/* a stalled reader of retry's own
+					   output is waited for until then */
 	const char	*key;			/* the idempotency key */
 	int		 holding;		/* -Q holds the output */
 	struct backoff	 backoff;

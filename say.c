@@ -17,6 +17,7 @@
 #include "outcome.h"
 #include "run.h"
 #include "say.h"
+#include "spool.h"
 
 /* -v: the policy as the run understood it, before the first attempt. */
 static void
@@ -58,9 +59,12 @@ say_label(char *buf, size_t size, const struct policy *p,
 	return buf;
 }
 
-/* How the last attempt ended: "failed with exit 1", "killed by SIGKILL". */
-static const char *
-attempt_end(char *buf, size_t size, const struct policy *p,
+/*
+ * How the last attempt ended: "failed with exit 1", "killed by SIGKILL";
+ * also for -Q's header of the attempt.
+ */
+const char *
+say_ending(char *buf, size_t size, const struct policy *p,
     const struct run *r)
 {
 	char name[32], d[32];
@@ -116,29 +120,18 @@ say_output_stays(const struct run *r)
 	    r->attempt, (long long)r->out_bytes, r->out_bytes == 1 ? "" : "s");
 }
 
-/* "attempt 2/5 failed with exit 1", for -Q's header of the attempt. */
-const char *
-say_attempt(char *buf, size_t size, const struct policy *p,
-    const struct run *r)
-{
-	char label[64], end[96];
-
-	(void)snprintf(buf, size, "%s %s", say_label(label, sizeof(label),
-	    p, r), attempt_end(end, sizeof(end), p, r));
-	return buf;
-}
-
 /*
  * "attempt 1/5 failed with exit 1; next in 0.250s", with what a hint
  * adds, and with -v how the delay was drawn when no hint gave it.  With
- * -Q the attempt's header in the failure report says it instead.
+ * -Q the attempt's header in the failure report says it instead, unless
+ * the spool has failed and all passes through.
  */
 static void
 say_retry(const struct policy *p, const struct run *r, const struct event *ev)
 {
 	char label[64], end[96], d[32], ran[32], reset[128] = "";
 
-	if (r->holding) {
+	if (r->holding && spool_holding()) {
 		if (ev->reason == WAIT_BACKOFF)
 			explain_delay(p, ev->step);
 		return;
@@ -148,7 +141,7 @@ say_retry(const struct policy *p, const struct run *r, const struct event *ev)
 		    "--reset-after: attempts and delays start afresh",
 		    fmt_seconds(ran, sizeof(ran), 0, r->ended - r->began));
 	say("%s %s%s; next in %ss%s", say_label(label, sizeof(label), p,
-	    r), attempt_end(end, sizeof(end), p, r), reset,
+	    r), say_ending(end, sizeof(end), p, r), reset,
 	    fmt_seconds(d, sizeof(d), 0, ev->wait),
 	    ev->reason == WAIT_HINT ? ev->note : "");
 	if (ev->reason == WAIT_BACKOFF)
@@ -278,7 +271,7 @@ say_why(const struct policy *p, const struct run *r)
 	char label[64], end[96];
 
 	say_label(label, sizeof(label), p, r);
-	attempt_end(end, sizeof(end), p, r);
+	say_ending(end, sizeof(end), p, r);
 	switch (r->why) {
 	case SUCCEEDED:
 	case RUNNING:

@@ -15,7 +15,7 @@ struct run;
 void		 say_event(const struct event *);
 const char	*say_label(char *, size_t, const struct policy *,
 		    const struct run *);
-const char	*say_attempt(char *, size_t, const struct policy *,
+const char	*say_ending(char *, size_t, const struct policy *,
 		    const struct run *);
 
 #endif

@@ -5,6 +5,8 @@
  */
 #include "compat.h"	/* first: the feature macros */
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -215,26 +217,72 @@ sp_poll_one(int fd, short events, int64_t until)
 }
 
 /*
- * Before each write of a message to fd: 1 when it may be written (poll(2)
- * says so, or will say why not), 0 when it is to be dropped because a
- * forwarded signal came or the run's deadline passed while fd was full,
+ * Waits until fd may be written without blocking: 1 when it may (poll(2)
+ * says so, or will say why not), 0 when the write is to be dropped
+ * because a forwarded signal came or until passed while fd was full.
+ */
+static int
+wait_writable(int fd, int64_t until)
+{
+	int ready;
+
+	for (;;) {
+		ready = sp_poll_one(fd, POLLOUT, signalled ? 0 : until);
+		if (ready == -1 && errno == EINTR)
+			continue;	/* look again, with what came */
+		if (ready != 0)
+			return 1;	/* -1: write(2) will say what is wrong */
+		if (signalled || (until != NEVER && monotonic_now() >= until))
+			return 0;
+	}
+}
+
+/*
+ * Before each write of a message to fd: 1 when it may be written, 0 when
+ * it is to be dropped for a signal or the run's deadline (wait_writable),
  * -1 before sp_open() (no signal to wait for: write as is).
  */
 int
 sp_may_write(int fd)
 {
-	int ready;
-
 	if (wake[0] == -1)
 		return -1;
-	for (;;) {
-		ready = sp_poll_one(fd, POLLOUT, signalled ? 0 : deadline);
-		if (ready == -1 && errno == EINTR)
-			continue;	/* look again, with what came */
-		if (ready != 0)
-			return 1;	/* -1: write(2) will say what is wrong */
-		if (signalled || (deadline != NEVER &&
-		    monotonic_now() >= deadline))
-			return 0;
+	return wait_writable(fd, deadline);
+}
+
+/*
+ * All of buf to fd, one of retry's own streams, whose reader may stall:
+ * each piece waits for room (wait_writable), so that a signal acts at
+ * once and until (NEVER: no bound) ends the wait; a pipe, a terminal or a
+ * socket gets PIPE_BUF at a time, what poll(2) promises to take without
+ * blocking.  0, or -1 with errno: the write's error, EINTR for a signal,
+ * ETIMEDOUT for until.  Before sp_open(), a plain write(2).
+ */
+int
+sp_write(int fd, const char *buf, size_t len, int64_t until)
+{
+	struct stat st;
+	size_t most = SSIZE_MAX;
+	ssize_t n;
+
+	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
+		most = PIPE_BUF;
+	while (len > 0) {
+		if (wake[0] != -1 && wait_writable(fd, until) == 0) {
+			errno = signalled ? EINTR : ETIMEDOUT;
+			return -1;
+		}
+		if ((n = write(fd, buf, len < most ? len : most)) == -1) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		if (n == 0) {
+			errno = EIO;	/* cannot happen for len > 0 */
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
 	}
+	return 0;
 }

@@ -8,6 +8,7 @@
 #define SELFPIPE_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 
 int	 sp_open(const int *, int, int64_t);
@@ -25,5 +26,6 @@ void	 sp_take_wake(void);
 void	 sp_ticking(int);
 int	 sp_poll_one(int, short, int64_t);
 int	 sp_may_write(int);
+int	 sp_write(int, const char *, size_t, int64_t);
 
 #endif

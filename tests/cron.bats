@@ -20,6 +20,9 @@ cron() {
 	    "$RETRY" "$@" </dev/null
 }
 
+# When an attempt started, in its header: UTC, to the second.
+WHEN='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z'
+
 # An attempt that writes to both streams, in turns, then fails but the
 # third time.
 STEPS='echo "out $RETRY_ATTEMPT a"; echo "err $RETRY_ATTEMPT b" >&2; echo "out $RETRY_ATTEMPT c"; [ "$RETRY_ATTEMPT" -ge 3 ]'
@@ -33,15 +36,23 @@ STEPS='echo "out $RETRY_ATTEMPT a"; echo "err $RETRY_ATTEMPT b" >&2; echo "out $
 }
 
 @test "-Q: a run that fails prints each attempt's header and output in the order written, then the last line" {
+	local before after
+	before=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 	cron -Q -n 2 -b 10ms -j none sh -c "$STEPS"
+	after=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 	[ "$status" -eq 1 ]
 	[ "$output" = "" ]
 	[ "${#stderr_lines[@]}" -eq 9 ]
-	matches "${stderr_lines[0]}" '^retry: attempt 1/2 failed with exit 1 after [0-9]+\.[0-9]{3}s; next in 0\.010s$'
+	# Each header says when its attempt started, on the wall clock (UTC).
+	matches "${stderr_lines[0]}" '^retry: attempt 1/2, started '"$WHEN"', failed with exit 1 after [0-9]+\.[0-9]{3}s; next in 0\.010s$'
+	local started=${stderr_lines[0]#retry: attempt 1/2, started }
+	started=${started%%,*}
+	[[ ! $started < $before && ! $started > $after ]]
 	[ "${stderr_lines[1]}" = "out 1 a" ]
 	[ "${stderr_lines[2]}" = "err 1 b" ]
 	[ "${stderr_lines[3]}" = "out 1 c" ]
-	matches "${stderr_lines[4]}" '^retry: attempt 2/2 failed with exit 1 after [0-9]+\.[0-9]{3}s$'
+	# The last attempt's end is said once, in the last line.
+	matches "${stderr_lines[4]}" '^retry: attempt 2/2, started '"$WHEN"', ran [0-9]+\.[0-9]{3}s$'
 	[ "${stderr_lines[5]}" = "out 2 a" ]
 	[ "${stderr_lines[6]}" = "err 2 b" ]
 	[ "${stderr_lines[7]}" = "out 2 c" ]
@@ -53,9 +64,9 @@ STEPS='echo "out $RETRY_ATTEMPT a"; echo "err $RETRY_ATTEMPT b" >&2; echo "out $
 	cron -Q -q -n 2 -b 10ms -j none sh -c 'echo 20ms >"$RETRY_AFTER_FILE"; echo hi; kill -TERM $$'
 	[ "$status" -eq 143 ]
 	[ "${#stderr_lines[@]}" -eq 4 ]
-	matches "${stderr_lines[0]}" '^retry: attempt 1/2 killed by SIGTERM after [0-9.]+s; next in 0\.02[0-9]s \(Retry-After 0\.020s\)$'
+	matches "${stderr_lines[0]}" '^retry: attempt 1/2, started '"$WHEN"', killed by SIGTERM after [0-9.]+s; next in 0\.02[0-9]s \(Retry-After 0\.020s\)$'
 	[ "${stderr_lines[1]}" = hi ]
-	matches "${stderr_lines[2]}" '^retry: attempt 2/2 killed by SIGTERM after [0-9.]+s$'
+	matches "${stderr_lines[2]}" '^retry: attempt 2/2, started '"$WHEN"', ran [0-9.]+s$'
 	[ "${stderr_lines[3]}" = hi ]
 }
 
@@ -72,7 +83,7 @@ STEPS='echo "out $RETRY_ATTEMPT a"; echo "err $RETRY_ATTEMPT b" >&2; echo "out $
 	wait "$pid" || status=$?
 	[ "$status" -eq 143 ]
 	cat err
-	matches "$(sed -n 1p err)" '^retry: attempt 1/5 failed with exit 1 after [0-9.]+s; next in [0-9.]+s$'
+	matches "$(sed -n 1p err)" '^retry: attempt 1/5, started '"$WHEN"', failed with exit 1 after [0-9.]+s; next in [0-9.]+s$'
 	[ "$(sed -n 2p err)" = "held 1" ]
 	[ "$(sed -n 3p err)" = "retry: attempt 1/5 failed with exit 1; giving up: interrupted by SIGTERM" ]
 	[ "$(wc -l <err)" -eq 3 ]
@@ -89,6 +100,21 @@ STEPS='echo "out $RETRY_ATTEMPT a"; echo "err $RETRY_ATTEMPT b" >&2; echo "out $
 	[ "${stderr_lines[1]}" = "from-hook" ]
 }
 
+@test "-Q: a run that succeeds prints nothing, its --on-success hook's output included; a hook that fails shows its output and why" {
+	cron -Q -n 3 -b 1ms --on-success 'echo ok-out; echo ok-err >&2' \
+	    --on-retry 'echo retry-hook' sh -c '[ "$RETRY_ATTEMPT" = 2 ]'
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "" ]
+	cron -Q -n 3 -b 1ms --on-success 'echo ping-body; exit 22' \
+	    --on-retry 'echo retry-hook' sh -c '[ "$RETRY_ATTEMPT" = 2 ]'
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "ping-body
+retry: --on-success: failed with exit 22" ]
+	[ "$(tmp_files)" = "" ]
+}
+
 @test "-Q: 100 MiB of output is held on disk: retry's memory stays under 4 MiB" {
 	[ -z "${TEST_SANITIZED:-}" ] || skip "memory is measured without sanitizers"
 	local status=0
@@ -102,8 +128,7 @@ STEPS='echo "out $RETRY_ATTEMPT a"; echo "err $RETRY_ATTEMPT b" >&2; echo "out $
 		[ "$kb" -lt 4096 ]
 	done <hwm
 	# Both attempts' output came out whole, each after its header.
-	[ "$(grep -a -o 'retry: attempt [12]/2 failed with exit 1 after' err |
-	    wc -l)" -eq 2 ]
+	[ "$(grep -a -o 'retry: attempt [12]/2, started ' err | wc -l)" -eq 2 ]
 	[ "$(tr -d '\000' <err | wc -c)" -lt 1000 ]
 	[ "$(wc -c <err)" -gt 209715200 ]
 	[ ! -s out ]
@@ -178,7 +203,9 @@ s.serve_forever()' "$1" "$2" 3>&- &
 		else
 			failed=$((failed + 1))
 			# Mail with every attempt's header and output, in order.
-			[ "$(grep -c '^retry: attempt [0-9]/3 failed with exit 1 after' "mail$i")" -eq "$attempts" ]
+			[ "$(grep -c '^retry: attempt [0-9]/3, started ' "mail$i")" -eq "$attempts" ]
+			# The last attempt's end is said once, in the last line.
+			[ "$(grep -c 'attempt 3/3 failed' "mail$i")" -eq 1 ]
 			[ "$(grep -c '^try ' "mail$i")" -eq "$attempts" ]
 			[ "$(grep -c '^why ' "mail$i")" -eq "$attempts" ]
 			[ "$(tail -n 1 "mail$i")" = "retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
@@ -201,8 +228,8 @@ s.serve_forever()' "$1" "$2" 3>&- &
 	# want FILE: the report expected in FILE, its lines of retry's taken
 	# from it (their durations vary), after what came before it (prefix).
 	want() {
-		h1=$(grep -a '^retry: attempt 1/2 ' "$1")
-		h2=$(grep -a '^retry: attempt 2/2 failed with exit 3 after' "$1")
+		h1=$(grep -a '^retry: attempt 1/2, started ' "$1")
+		h2=$(grep -a '^retry: attempt 2/2, started ' "$1")
 		{
 			cat prefix
 			printf '%s\n' "$h1"; cat big; echo x
@@ -224,4 +251,50 @@ s.serve_forever()' "$1" "$2" 3>&- &
 	: >prefix
 	{ "$RETRY" "$@" 2>&1 >/dev/null; } | cat >err
 	want err
+}
+
+# in_small_tmpdir SIZE CMD...: CMD with $TMPDIR a tmpfs of SIZE of its own,
+# in a mount namespace of its own, so that the real file systems are left
+# alone; skips where that cannot be had.
+in_small_tmpdir() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root, for a mount namespace"
+	command -v unshare >/dev/null || skip "unshare is not installed"
+	unshare --mount true 2>/dev/null || skip "no mount namespace here"
+	unshare --mount sh -c 'size=$1; shift
+		mount -t tmpfs -o "size=$size" tmpfs "$TMPDIR" && exec "$@"' \
+	    sh "$@"
+}
+
+# -Q's failure line when its file fails, with what it says of the error.
+FAILED_OVER='retry: -Q: temporary file: No space left on device; what it held is above, the output passes through from here'
+
+@test "-Q with a TMPDIR that fills during the run: what it held, one line, then the rest pass through; every byte reaches stderr, the status is the command's" {
+	head -c 450000 /dev/urandom | base64 >chunk	# 600 kB of lines
+	rc=0
+	in_small_tmpdir 1m "$RETRY" -Q -n 3 -b 1ms -j none sh -c \
+	    'cat chunk; echo "end $RETRY_ATTEMPT" >&2; exit 3' \
+	    </dev/null >out 2>err || rc=$?
+	[ "$rc" -eq 3 ]
+	[ ! -s out ]
+	grep -c -F "$FAILED_OVER" err
+	[ "$(grep -c -F "$FAILED_OVER" err)" -eq 1 ]
+	# Without retry's lines, the three attempts' output, whole, in order.
+	python3 - "$FAILED_OVER" <<'PY'
+import re, sys
+data = open("err", "rb").read()
+line = sys.argv[1].encode() + b"\n"
+assert data.count(line) == 1
+before, after = data.split(line)
+# The part held came first: attempt 1 under its header, attempt 2's start.
+T = rb"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
+assert re.match(rb"retry: attempt 1/3, started " + T + rb", failed with exit 3 after [0-9.]+s; next in 0\.001s\n", before), before[:100]
+assert re.search(rb"\nretry: attempt 2/3, started " + T + rb"\n", before)
+# After the line, retry's own lines pass through as without -Q.
+assert b"\nretry: attempt 2/3 failed with exit 3; next in 0.002s\n" in after
+assert after.endswith(b"end 3\nretry: attempt 3/3 failed with exit 3; giving up: no attempts left\n"), after[-200:]
+rest = re.sub(rb"(?m)^retry: [^\n]*\n", b"", before + after)
+chunk = open("chunk", "rb").read()
+want = b"".join(chunk + b"end %d\n" % i for i in (1, 2, 3))
+assert rest == want, (len(rest), len(want))
+PY
 }

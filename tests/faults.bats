@@ -163,3 +163,82 @@ need_nobody_and_prlimit() {
 	[ -e ran ]
 	[ "$(cat err)" = "retry: attempt 1/5 could not start: Resource temporarily unavailable; next in 0.300s" ]
 }
+
+# stalled_stderr: a FIFO ef whose reader (killed in teardown) never reads.
+stalled_stderr() {
+	mkfifo ef
+	(exec 7<>ef; sleep 30) 3>&- &
+	later $!
+	disown $!	# no notice when teardown kills it
+}
+
+# ends_within PID MS: PID, a child of the test's shell, ends within MS
+# milliseconds (else it is killed and the test fails); sets $rc and $took.
+ends_within() {
+	local t0
+	t0=$(now_ms)
+	while alive "$1" && [ $(($(now_ms) - t0)) -lt "$2" ]; do
+		sleep 0.01
+	done
+	took=$(($(now_ms) - t0))
+	if alive "$1"; then
+		kill -KILL "$1" 2>/dev/null || true
+		echo "still running after $took ms"
+		return 1
+	fi
+	rc=0
+	wait "$1" || rc=$?
+	echo "status $rc after $took ms"
+}
+
+@test "-Q: a failed run's report to a stderr that is never read holds retry past the deadline by -k at most" {
+	stalled_stderr
+	# 200 kB held: more than the pipe takes.
+	"$RETRY" -Q -D 0.3 -k 100ms -n 1 sh -c 'head -c 200000 /dev/zero
+		exit 1' 2>ef 3>&- &
+	local pid=$!
+	later "$pid"
+	ends_within "$pid" 3000
+	[ "$rc" -eq 1 ]
+	# 0.3 s and 0.1 s, from the start; the bound is for a loaded machine.
+	between "$took" 250 1500
+}
+
+@test "-Q: SIGTERM while the failed run's report waits for a stderr that is never read: at once, with the run's status" {
+	stalled_stderr
+	"$RETRY" -Q -n 1 sh -c 'head -c 200000 /dev/zero; touch ended; exit 1' \
+	    2>ef 3>&- &
+	local pid=$!
+	later "$pid"
+	wait_for ended
+	sleep 0.2	# into the report, which waits for room in the pipe
+	alive "$pid"
+	kill -TERM "$pid"
+	ends_within "$pid" 1000
+	[ "$rc" -eq 1 ]
+	[ "$took" -lt 250 ]
+}
+
+@test "--report - to a stderr that is never read holds retry past the deadline by -k at most; SIGTERM ends it at once" {
+	stalled_stderr
+	# A process the attempt leaves behind fills the pipe from behind.
+	"$RETRY" --report - -D 0.3 -k 100ms -n 1 sh -c '
+		head -c 200000 /dev/zero >&2 & sleep 0.05; exit 1' 2>ef 3>&- &
+	local pid=$!
+	later "$pid"
+	ends_within "$pid" 3000
+	[ "$rc" -eq 1 ]
+	between "$took" 250 1500
+	"$RETRY" --report - -n 1 sh -c '
+		head -c 200000 /dev/zero >&2 & sleep 0.05; touch ended; exit 1' \
+	    2>ef 3>&- &
+	pid=$!
+	later "$pid"
+	wait_for ended
+	sleep 0.2
+	alive "$pid"
+	kill -TERM "$pid"
+	ends_within "$pid" 1000
+	[ "$rc" -eq 1 ]
+	[ "$took" -lt 250 ]
+}

@@ -9,7 +9,8 @@ FUZZCC=${FUZZCC:-clang}	# and its runtime, Debian's libclang-rt-14-dev
 FUZZTIME=${FUZZTIME:-60}
 # The pure parts that the fuzzers drive: tests/fuzz/NAME is fuzz_NAME.c
 # and these.
-linked="options.c parse.c backoff.c url.c relay.c fd.c scratch.c"
+linked="options.c parse.c backoff.c url.c relay.c fd.c scratch.c spool.c \
+    selfpipe.c clock.c"
 for f in $FUZZERS; do
 	main=tests/fuzz/fuzz_${f##*/}.c
 	if [ ! -e "$f" ] ||
