@@ -511,8 +511,10 @@ set_outputs(const struct event *ev)
 
 /*
  * The run's end on GitHub: its group ended and its annotation.  Commands
- * stay off until retry exits, for what the last attempt left behind;
- * but lines that -Q holds end with them on, as a stream shown whole.
+ * stay off until retry exits, for what the last attempt left behind.
+ * But lines that -Q holds end with them on, as a stream shown whole or
+ * not at all, and the annotation goes to stderr itself, at once: it is
+ * for the run's page in the CI, also of a run that passed.
  */
 static void
 end_on_github(const struct event *ev)
@@ -522,8 +524,15 @@ end_on_github(const struct event *ev)
 
 	begin_own(&l);
 	end_group(&l);
+	if (held) {
+		end_own(&l, 1);
+		begin_own(&l);	/* on: stderr has seen no stop */
+	}
 	annotate(&l, ev);
-	end_own(&l, held);
+	if (held)
+		msg_put_stderr(l.text, l.len);
+	else
+		end_own(&l, 0);
 	add_summary_row(ev);
 	set_outputs(ev);
 }

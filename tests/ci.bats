@@ -174,6 +174,29 @@ EOF
 	    END { exit bad }' <<<"$output"
 }
 
+@test "GitHub: -Q keeps the annotation, alone on a run that passed, first on one that failed" {
+	github
+	run -0 --separate-stderr "$RETRY" -Q -n 3 -b 1ms sh -c \
+	    'echo out; echo err >&2; [ "$RETRY_ATTEMPT" -ge 2 ]'
+	[ "$output" = "" ]
+	[ "$(tokens <<<"$stderr")" = '::warning title=sh -c echo out; echo err >&2; [ "$RETRY_ATTEMPT" -ge 2 ]::passed on attempt 2/3 after T s (exit status 1)' ]
+	[ "$(cat "$outputs")" = "$(printf 'attempts=2\nexit-status=0\noutcome=success')" ]
+	# Failed: the annotation, then the held attempts, each in its
+	# group, commands on again at its end.
+	run -1 --separate-stderr "$RETRY" -Q -n 2 -b 1ms sh -c \
+	    'echo "::error::forged"; exit 1'
+	[ "$(head -n 1 <<<"$stderr" | tokens)" = "::error title=sh -c echo \"%3A%3Aerror%3A%3Aforged\"; exit 1::gave up after 2 attempts in T s, outcome attempts_exhausted (exit statuses 1, 1)" ]
+	honored <(echo "$stderr") >commands
+	[ "$(grep -v '^::error title=sh' commands)" = "$(printf '%s\n' \
+	    '::group::attempt 1/2' ::endgroup:: '::group::attempt 2/2' \
+	    ::endgroup::)" ]
+	[ "$(grep -c '^::error::forged$' <<<"$stderr")" -eq 2 ]
+	[ "$(tail -n 1 <<<"$stderr")" = "retry: attempt 2/2 failed with exit 1; giving up: no attempts left" ]
+	# What -Q held ends with commands on: nothing after it is held off.
+	[ "$(grep -c '^::stop-commands::' <<<"$stderr")" -eq \
+	    "$(grep -cxE '::[0-9a-f]{32}::' <<<"$stderr")" ]
+}
+
 @test "GitHub: retry's own values are escaped, the command in the title and in the summary's cell" {
 	github
 	mkdir bin
