@@ -233,9 +233,61 @@ add(struct lines *l, const char *fmt, ...)
 }
 
 /*
- * retry's lines begin: commands back on, if off.  The token's line comes
- * after an empty one: a last line that an attempt left unfinished would
- * otherwise swallow it, and commands would stay off for the whole step.
+ * The byte at of the regular file open as fd, or -1: read through
+ * /proc/self/fd where fd is open for writing only.
+ */
+static int
+byte_at(int fd, int flags, const struct stat *st, off_t at)
+{
+	char path[32];
+	struct stat again;
+	unsigned char c;
+	ssize_t n = -1;
+	int rfd = fd;
+
+	if ((flags & O_ACCMODE) == O_WRONLY) {
+		(void)snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if ((rfd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK |
+		    O_CLOEXEC)) == -1)
+			return -1;
+	}
+	/* Another file by then, and its byte would say nothing. */
+	if (fstat(rfd, &again) == 0 && again.st_dev == st->st_dev &&
+	    again.st_ino == st->st_ino)
+		while ((n = pread(rfd, &c, 1, at)) == -1 && errno == EINTR)
+			;
+	if (rfd != fd)
+		(void)close(rfd);	/* only read: its close loses nothing */
+	return n == 1 ? c : -1;
+}
+
+/*
+ * Whether a line written to fd now starts a line of the log: it is a
+ * regular file with nothing before where the write goes, or a newline.
+ * A pipe or a terminal keeps nothing to read back (only a relay of every
+ * byte would know): there, and in doubt, no.
+ */
+static int
+starts_line(int fd)
+{
+	struct stat st;
+	off_t at;
+	int flags;
+
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (flags = fcntl(fd, F_GETFL)) == -1)
+		return 0;
+	at = flags & O_APPEND ? st.st_size : lseek(fd, 0, SEEK_CUR);
+	if (at <= 0)
+		return at == 0;
+	return byte_at(fd, flags, &st, at - 1) == '\n';
+}
+
+/*
+ * retry's lines begin: commands back on, if off.  The token's line must
+ * start a line: one that an attempt left unfinished would swallow it,
+ * and commands would stay off for the whole step; so where that may be,
+ * an empty line comes first.
  */
 static void
 begin_own(struct lines *l)
@@ -243,7 +295,8 @@ begin_own(struct lines *l)
 	l->len = 0;
 	l->text[0] = '\0';
 	if (token[0] != '\0')
-		add(l, "\n::%s::\n", token);
+		add(l, "%s::%s::\n", starts_line(msg_fd()) ? "" : "\n",
+		    token);
 	token[0] = '\0';
 }
 

@@ -50,33 +50,27 @@ tokens() {
 ::group::attempt 1/5
 ::stop-commands::TOKEN
 err 1
-
 ::TOKEN::
 ::endgroup::
 ::stop-commands::TOKEN
 retry: attempt 1/5 failed with exit 1; next in 0.001s
 retry: attempt 1 left 4 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)
-
 ::TOKEN::
 ::group::attempt 2/5
 ::stop-commands::TOKEN
 err 2
-
 ::TOKEN::
 ::endgroup::
 ::stop-commands::TOKEN
 retry: attempt 2/5 failed with exit 1; next in 0.001s
-
 ::TOKEN::
 ::group::attempt 3/5
 ::stop-commands::TOKEN
 err 3
-
 ::TOKEN::
 ::endgroup::
 ::warning title=sh -c echo "err $RETRY_ATTEMPT" >&2; echo out; [ "$RETRY_ATTEMPT" -ge 3 ]::passed on attempt 3/5 after T s (exit statuses 1, 1)
 ::stop-commands::TOKEN
-
 ::TOKEN::
 EOF
 )" ]
@@ -103,7 +97,7 @@ EOF
 	[ "$(grep '^retry:' <<<"$stderr" | tail -n 1)" = "retry: attempt 2/2 failed with exit 3; giving up: no attempts left" ]
 	# A report to stderr follows the group: in sight when it is folded.
 	run -0 --separate-stderr "$RETRY" -q --report - true
-	[ "$(tokens <<<"$stderr" | sed -n 1,7p)" = "$(printf '::group::attempt 1/5\n::stop-commands::TOKEN\n\n::TOKEN::\n::endgroup::\n::stop-commands::TOKEN\n{')" ]
+	[ "$(tokens <<<"$stderr" | sed -n 1,6p)" = "$(printf '::group::attempt 1/5\n::stop-commands::TOKEN\n::TOKEN::\n::endgroup::\n::stop-commands::TOKEN\n{')" ]
 	[ "$(honored <(echo "$stderr") | grep -vc group)" -eq 0 ]
 	# A status that is not retried: an error after one attempt.
 	run -2 --separate-stderr "$RETRY" -x 2 sh -c 'exit 2'
@@ -197,6 +191,30 @@ EOF
 	    "$(grep -cxE '::[0-9a-f]{32}::' <<<"$stderr")" ]
 }
 
+@test "GitHub: a token's line follows no empty line where the log is a file whose last line ended; to a pipe, one" {
+	github
+	attempt='case $RETRY_ATTEMPT in 1) echo err >&2 ;; 3) printf partial >&2 ;; esac; exit 1'
+	for redirect in '2>log' '2>>log' '>log 2>&1'; do
+		rm -f log
+		run -1 sh -c "\"\$0\" \"\$@\" $redirect" "$RETRY" -n 3 -b 1ms \
+		    sh -c "$attempt"
+		[ "$(grep -c '^$' log)" -eq 0 ]
+		# An unfinished line is ended, so that the token's is a line.
+		[ "$(grep -A 1 '^partial$' log | sed -n 2p | tokens)" = ::TOKEN:: ]
+		[ "$(grep -c '^::group::' log)" -eq 3 ]
+		[ "$(grep -cxE '::[0-9a-f]{32}::' log)" -eq 6 ]
+	done
+	# -Q's file, read back: the same.
+	run -1 --separate-stderr "$RETRY" -Q -n 3 -b 1ms sh -c "$attempt"
+	[ "$(grep -c '^$' <<<"$stderr")" -eq 0 ]
+	[ "$(grep -A 1 '^partial$' <<<"$stderr" | sed -n 2p | tokens)" = ::TOKEN:: ]
+	# A pipe keeps nothing to read back: each token's line after an
+	# empty one, but where the unfinished line ends.
+	run -1 "$RETRY" -n 3 -b 1ms sh -c "$attempt"
+	[ "$(grep -c '^$' <<<"$output")" -eq 5 ]
+	[ "$(grep -A 1 '^partial$' <<<"$output" | sed -n 2p | tokens)" = ::TOKEN:: ]
+}
+
 @test "GitHub: retry's own values are escaped, the command in the title and in the summary's cell" {
 	github
 	mkdir bin
@@ -267,7 +285,7 @@ retry: attempt 2/2 failed with exit 1; giving up: no attempts left"
 	run -0 --separate-stderr "$RETRY" -q true
 	expect_stderr ""
 	run -0 --separate-stderr "$RETRY" -q --ci github true
-	[ "$(tokens <<<"$stderr")" = "$(printf '::group::attempt 1/5\n::stop-commands::TOKEN\n\n::TOKEN::\n::endgroup::\n::stop-commands::TOKEN\n\n::TOKEN::')" ]
+	[ "$(tokens <<<"$stderr")" = "$(printf '::group::attempt 1/5\n::stop-commands::TOKEN\n::TOKEN::\n::endgroup::\n::stop-commands::TOKEN\n::TOKEN::')" ]
 	run -0 --separate-stderr env GITHUB_ACTIONS=true "$RETRY" -q --ci gitlab true
 	[[ $stderr == "$(printf '\033[0Ksection_start:')"* ]]
 	[ "$(grep -c 'section_' <<<"$stderr")" -eq 2 ]
@@ -322,9 +340,9 @@ retry: GITHUB_OUTPUT '$PWD/none/o': No such file or directory" ]
 	run -0 --separate-stderr "$RETRY" -O -n 2 -b 1ms sh -c \
 	    'echo "held $RETRY_ATTEMPT"; [ "$RETRY_ATTEMPT" -ge 2 ]'
 	[ "$output" = "held 2" ]
-	[ "$(tokens <<<"$stderr" | sed -n 1,6p)" = "$(printf '%s\n' \
-	    '::group::attempt 1/2' '::stop-commands::TOKEN' 'held 1' '' \
-	    '::TOKEN::' '::endgroup::' | head -n 6)" ]
+	[ "$(tokens <<<"$stderr" | sed -n 1,5p)" = "$(printf '%s\n' \
+	    '::group::attempt 1/2' '::stop-commands::TOKEN' 'held 1' \
+	    '::TOKEN::' '::endgroup::' | head -n 5)" ]
 }
 
 @test "in a simulated GitHub job, 10 runs of a step that fails at random: each attempt folded, one annotation per run that needed retries, 10 rows, outputs a later step reads" {
