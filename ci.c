@@ -25,6 +25,8 @@
  *   in the wait, in a hook or in the next attempt's group.  So nothing an
  *   attempt, what it left or a hook prints can annotate, set an output or
  *   end a group, until retry exits.
+ * - Under -Q the annotation goes to stderr itself (msg_put_stderr()), not
+ *   into the file that -Q holds and drops when the run passes.
  * - What retry puts in them is escaped as GitHub's toolkit does, and a
  *   message's ":" too, so no "::" is left; the command, in the title, is
  *   first made one line as retry's messages make it (msg.c's escape()).
