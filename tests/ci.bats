@@ -147,12 +147,12 @@ EOF
 	github
 	# Each attempt leaves a writer that forges an error 0.1 s later, in
 	# the wait that follows (or, late, in the next group); the last
-	# one's writes in the --on-giveup hook, which waits for it.  The log
+	# one's writes in the --on-giveup hook, which waits for all.  The log
 	# is a file: to a pipe, a pump takes stdout, and what the attempt
 	# leaves dies of SIGPIPE when it writes there after the attempt.
 	run -1 sh -c '"$0" "$@" >log 2>&1' "$RETRY" -n 3 -b 200ms -f 1 -j none \
-	    --on-giveup 'i=0; while [ ! -e left.3 ] && [ $i -lt 250 ]; do
-		sleep 0.02; i=$((i + 1)); done' \
+	    --on-giveup 'i=0; until [ -e left.1 ] && [ -e left.2 ] &&
+		[ -e left.3 ] || [ $i -ge 250 ]; do sleep 0.02; i=$((i + 1)); done' \
 	    sh -c '(sleep 0.1; echo "::error title=forged::x"; : >"left.$RETRY_ATTEMPT") & exit 1'
 	output=$(cat log)
 	[ -e left.1 ] && [ -e left.2 ] && [ -e left.3 ]
