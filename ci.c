@@ -16,11 +16,17 @@
  *   wait.  This listener hears each event first, so retry's "attempt
  *   1/5 failed ...; next in" (and a report to stderr) comes after the
  *   group, in sight when the group is folded.
- * - Inside a GitHub group, workflow commands are off (::stop-commands::)
- *   with a token that no attempt can know: SHA-256 of a secret from the
- *   kernel that retry never shows, and the attempt's number.  So nothing
- *   an attempt prints can annotate, set an output or end the group;
- *   retry's own lines are the only commands.
+ * - On GitHub, workflow commands are off (::stop-commands::) from the
+ *   first attempt to the end of the run, and on only for retry's own
+ *   lines, each time in the one write(2) that turns them off again with
+ *   a fresh token that no attempt can know: SHA-256 of a secret from the
+ *   kernel that retry never shows, and a count.  Ending each group would
+ *   not do: a process that an attempt leaves behind writes when it likes,
+ *   in the wait, in a hook or in the next attempt's group.  So nothing an
+ *   attempt, what it left or a hook prints can annotate, set an output or
+ *   end a group, until retry exits.
+ * - Under -Q the annotation goes to stderr itself (msg_put_stderr()), not
+ *   into the file that -Q holds and drops when the run passes.
  * - What retry puts in them is escaped as GitHub's toolkit does, and a
  *   message's ":" too, so no "::" is left; the command, in the title, is
  *   first made one line as retry's messages make it (msg.c's escape()).
@@ -54,11 +60,15 @@
 
 #define KEPT		8	/* failed attempts whose statuses are named */
 #define COMMAND_MAX	256	/* bytes of the command line shown */
-#define CI_LINE_MAX	8192	/* one write of ours */
+/* One write of ours: a pipe takes up to PIPE_BUF (4096 on Linux) whole,
+ * with no other writer's bytes inside. */
+#define CI_LINE_MAX	4096
+#define STOP_LEN	50	/* "::stop-commands::", a token, "\n" */
 
 static enum ci_format	 format = CI_NONE;	/* resolved: none, github, gitlab */
 static unsigned char	 secret[16];
-static char		 token[33];	/* the open GitHub group's */
+static char		 token[33];	/* that turns commands on, or "" */
+static long		 tokens;	/* made so far */
 static long		 group;		/* the open group's attempt, or 0 */
 static int		 statuses[KEPT];	/* of the first attempts */
 static long		 ended;		/* attempts that ended */
@@ -176,9 +186,9 @@ escape_command(char *out, size_t size, const char *in, int property)
 }
 
 /*
- * The token that turns workflow commands back on after attempt n of the
- * run: 32 hex digits of SHA-256(secret, n).  Each attempt has its own, so
- * one that read an earlier attempt's in a log cannot use it.
+ * A new token, for the next stop: 32 hex digits of SHA-256(secret, n) for
+ * the run's nth.  Each stop has its own, so that one read in the log
+ * (a leftover process can read it there) turns nothing back on.
  */
 static void
 make_token(long n)
@@ -201,11 +211,120 @@ make_token(long n)
 	token[32] = '\0';
 }
 
+/* retry's own lines on GitHub, gathered to go out in one write(2). */
+struct lines {
+	char	 text[CI_LINE_MAX];
+	size_t	 len;
+};
+
+/* A line added, unless it would leave no room for the stop that ends them. */
+static void
+add(struct lines *l, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	n = vsnprintf(l->text + l->len, sizeof(l->text) - l->len, fmt, ap);
+	va_end(ap);
+	if (n > 0 && l->len + (size_t)n + STOP_LEN < sizeof(l->text))
+		l->len += (size_t)n;
+	else
+		l->text[l->len] = '\0';	/* cannot happen: bounded */
+}
+
+/*
+ * The byte at of the regular file open as fd, or -1: read through
+ * /proc/self/fd where fd is open for writing only.
+ */
+static int
+byte_at(int fd, int flags, const struct stat *st, off_t at)
+{
+	char path[32];
+	struct stat again;
+	unsigned char c;
+	ssize_t n = -1;
+	int rfd = fd;
+
+	if ((flags & O_ACCMODE) == O_WRONLY) {
+		(void)snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if ((rfd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK |
+		    O_CLOEXEC)) == -1)
+			return -1;
+	}
+	/* Another file by then, and its byte would say nothing. */
+	if (fstat(rfd, &again) == 0 && again.st_dev == st->st_dev &&
+	    again.st_ino == st->st_ino)
+		while ((n = pread(rfd, &c, 1, at)) == -1 && errno == EINTR)
+			;
+	if (rfd != fd)
+		(void)close(rfd);	/* only read: its close loses nothing */
+	return n == 1 ? c : -1;
+}
+
+/*
+ * Whether a line written to fd now starts a line of the log: it is a
+ * regular file with nothing before where the write goes, or a newline.
+ * A pipe or a terminal keeps nothing to read back (only a relay of every
+ * byte would know): there, and in doubt, no.
+ */
+static int
+starts_line(int fd)
+{
+	struct stat st;
+	off_t at;
+	int flags;
+
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (flags = fcntl(fd, F_GETFL)) == -1)
+		return 0;
+	at = flags & O_APPEND ? st.st_size : lseek(fd, 0, SEEK_CUR);
+	if (at <= 0)
+		return at == 0;
+	return byte_at(fd, flags, &st, at - 1) == '\n';
+}
+
+/*
+ * retry's lines begin: commands back on, if off.  The token's line must
+ * start a line: one that an attempt left unfinished would swallow it,
+ * and commands would stay off for the whole step; so where that may be,
+ * an empty line comes first.
+ */
+static void
+begin_own(struct lines *l)
+{
+	l->len = 0;
+	l->text[0] = '\0';
+	if (token[0] != '\0')
+		add(l, "%s::%s::\n", starts_line(msg_fd()) ? "" : "\n",
+		    token);
+	token[0] = '\0';
+}
+
+/*
+ * They end, with commands off again under a new token unless on, and go
+ * out in one write(2), so that no other writer's line can come between.
+ */
+static void
+end_own(struct lines *l, int on)
+{
+	if (!on) {
+		make_token(++tokens);
+		(void)snprintf(l->text + l->len, sizeof(l->text) - l->len,
+		    "::stop-commands::%s\n", token);
+		l->len += strlen(l->text + l->len);
+	}
+	if (l->len > 0)
+		msg_put(l->text, l->len);
+}
+
 /* The group or section of the attempt that starts, folded. */
 static void
 open_group(const struct policy *p, const struct run *r)
 {
 	char label[64], esc[256];
+	struct lines l;
 
 	say_label(label, sizeof(label), p, r);
 	group = r->attempts;
@@ -215,18 +334,14 @@ open_group(const struct policy *p, const struct run *r)
 		    (long long)(realtime_now() / NS_PER_SEC), group, label);
 		return;
 	}
-	make_token(group);
-	put("::group::%s\n::stop-commands::%s\n",
-	    escape_command(esc, sizeof(esc), label, 0), token);
+	begin_own(&l);
+	add(&l, "::group::%s\n", escape_command(esc, sizeof(esc), label, 0));
+	end_own(&l, 0);
 }
 
-/*
- * The open group ends.  On GitHub the token's line comes after an empty
- * one: a last line that the attempt left unfinished on stderr would
- * otherwise swallow it, and commands would stay off for the whole step.
- */
+/* The open group ends; on GitHub, among lines of l. */
 static void
-close_group(void)
+end_group(struct lines *l)
 {
 	if (group == 0)
 		return;
@@ -234,8 +349,25 @@ close_group(void)
 		put("\033[0Ksection_end:%lld:retry_attempt_%ld\r\033[0K\n",
 		    (long long)(realtime_now() / NS_PER_SEC), group);
 	else
-		put("\n::%s::\n::endgroup::\n", token);
+		add(l, "::endgroup::\n");
 	group = 0;
+}
+
+/* The open group ends; on GitHub, commands stay off with a new token. */
+static void
+close_group(void)
+{
+	struct lines l;
+
+	if (group == 0)
+		return;
+	if (format == CI_GITLAB) {
+		end_group(NULL);
+		return;
+	}
+	begin_own(&l);
+	end_group(&l);
+	end_own(&l, 0);
 }
 
 /* The statuses of the first KEPT attempts; the rest are only counted. */
@@ -304,13 +436,14 @@ command_line(char *buf, size_t size, char *const argv[])
 /*
  * The run's one annotation, titled with the command: a warning when it
  * passed after failed attempts, an error with its outcome when it did not
- * pass, nothing for a pass at the first attempt.
+ * pass, nothing for a pass at the first attempt.  The title is cut to
+ * leave l room for the rest.
  */
 static void
-annotate(const struct event *ev)
+annotate(struct lines *l, const struct event *ev)
 {
 	const struct run *r = ev->run;
-	char cmd[COMMAND_MAX * 4 + 4], title[sizeof(cmd) * 3], text[512];
+	char cmd[COMMAND_MAX * 4 + 4], title[2048], text[512];
 	char esc[sizeof(text) * 3], label[64], t[32], list[128];
 	int passed = ev->status == 0;
 
@@ -327,7 +460,7 @@ annotate(const struct event *ev)
 		    r->attempts == 1 ? "" : "s", t, outcome_table[r->why].key,
 		    list);
 	command_line(cmd, sizeof(cmd), ev->policy->argv);
-	put("::%s title=%s::%s\n", passed ? "warning" : "error",
+	add(l, "::%s title=%s::%s\n", passed ? "warning" : "error",
 	    escape_command(title, sizeof(title), cmd, 1),
 	    escape_command(esc, sizeof(esc), text, 0));
 }
@@ -431,6 +564,34 @@ set_outputs(const struct event *ev)
 	write_whole("GITHUB_OUTPUT", outputs, fd, text, strlen(text));
 }
 
+/*
+ * The run's end on GitHub: its group ended and its annotation.  Commands
+ * stay off until retry exits, for what the last attempt left behind.
+ * But lines that -Q holds end with them on, as a stream shown whole or
+ * not at all, and the annotation goes to stderr itself, at once: it is
+ * for the run's page in the CI, also of a run that passed.
+ */
+static void
+end_on_github(const struct event *ev)
+{
+	struct lines l;
+	int held = msg_fd() != STDERR_FILENO;
+
+	begin_own(&l);
+	end_group(&l);
+	if (held) {
+		end_own(&l, 1);
+		begin_own(&l);	/* on: stderr has seen no stop */
+	}
+	annotate(&l, ev);
+	if (held)
+		msg_put_stderr(l.text, l.len);
+	else
+		end_own(&l, 0);
+	add_summary_row(ev);
+	set_outputs(ev);
+}
+
 /* The listener: groups around attempts; on GitHub, the run's end told. */
 void
 ci_event(const struct event *ev)
@@ -449,12 +610,10 @@ ci_event(const struct event *ev)
 		close_group();
 		break;
 	case RUN_ENDS:
-		close_group();
-		if (format != CI_GITHUB)
-			break;
-		annotate(ev);
-		add_summary_row(ev);
-		set_outputs(ev);
+		if (format == CI_GITHUB)
+			end_on_github(ev);
+		else
+			close_group();
 		break;
 	case RUN_BEGINS:
 	case CIRCUIT_CHANGES:
@@ -462,10 +621,17 @@ ci_event(const struct event *ev)
 	}
 }
 
-/* On a way out that never came to RUN_ENDS: commands are turned back on. */
+/* As retry exits, whatever the way: the group ended, commands back on. */
 void
 ci_drop(void)
 {
-	if (format != CI_NONE)
+	struct lines l;
+
+	if (format == CI_GITLAB)
 		close_group();
+	if (format != CI_GITHUB)
+		return;
+	begin_own(&l);
+	end_group(&l);
+	end_own(&l, 1);
 }

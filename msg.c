@@ -240,6 +240,28 @@ msg_put(const char *text, size_t len)
 	errno = saved;
 }
 
+/*
+ * As msg_put, but to stderr itself wherever msg_to() sends the lines:
+ * for a line that the CI log must have even when -Q holds the rest and
+ * drops it on success (ci.c's annotation).
+ */
+void
+msg_put_stderr(const char *text, size_t len)
+{
+	int held = out, broken = stderr_broken, saved = errno;
+
+	if (held != STDERR_FILENO) {
+		out = STDERR_FILENO;	/* for this write alone */
+		stderr_broken = 0;
+	}
+	(void)write_stderr(text, len);	/* dropped as a message would be */
+	if (held != STDERR_FILENO) {
+		out = held;
+		stderr_broken = broken;
+	}
+	errno = saved;
+}
+
 /* stdout is checked once at the end, so that a full disk is an error. */
 int
 close_stdout(void)

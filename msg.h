@@ -33,6 +33,7 @@ void	 fatal(const char *, ...) NORETURN;	/* with errno's text; exit 125 */
 void	 fatalx(const char *, ...) NORETURN;	/* exit 125 */
 size_t	 escape(char *, size_t, const char *, size_t);
 void	 msg_put(const char *, size_t);		/* as it is; always */
+void	 msg_put_stderr(const char *, size_t);	/* the same, never held */
 int	 close_stdout(void);			/* 0, or 125 said */
 
 #endif

@@ -41,7 +41,7 @@ tokens() {
 	sed -E 's/[0-9a-f]{32}/TOKEN/g; s/ [0-9]+\.[0-9] s/ T s/g'
 }
 
-@test "GitHub: each attempt in a group with commands off, one warning, a summary row, the outputs" {
+@test "GitHub: each attempt in a group, commands off to the end but for retry's lines, one warning, a summary row, the outputs" {
 	github
 	run -0 --separate-stderr "$RETRY" -n 5 -b 1ms -f 1 -j none \
 	    sh -c 'echo "err $RETRY_ATTEMPT" >&2; echo out; [ "$RETRY_ATTEMPT" -ge 3 ]'
@@ -50,33 +50,36 @@ tokens() {
 ::group::attempt 1/5
 ::stop-commands::TOKEN
 err 1
-
 ::TOKEN::
 ::endgroup::
+::stop-commands::TOKEN
 retry: attempt 1/5 failed with exit 1; next in 0.001s
 retry: attempt 1 left 4 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)
+::TOKEN::
 ::group::attempt 2/5
 ::stop-commands::TOKEN
 err 2
-
 ::TOKEN::
 ::endgroup::
+::stop-commands::TOKEN
 retry: attempt 2/5 failed with exit 1; next in 0.001s
+::TOKEN::
 ::group::attempt 3/5
 ::stop-commands::TOKEN
 err 3
-
 ::TOKEN::
 ::endgroup::
 ::warning title=sh -c echo "err $RETRY_ATTEMPT" >&2; echo out; [ "$RETRY_ATTEMPT" -ge 3 ]::passed on attempt 3/5 after T s (exit statuses 1, 1)
+::stop-commands::TOKEN
+::TOKEN::
 EOF
 )" ]
-	# Each group turns commands back on with its own token, a new one
-	# for every attempt.
+	# Each stop is ended by its own token, the next resume, a new one
+	# each time: in the groups, the waits, and after the run's end.
 	stops=$(grep -o '^::stop-commands::.*' <<<"$stderr" | cut -c18-)
 	resumes=$(grep -xE '::[0-9a-f]{32}::' <<<"$stderr" | tr -d :)
 	[ "$stops" = "$resumes" ]
-	[ "$(sort -u <<<"$stops" | wc -l)" -eq 3 ]
+	[ "$(sort -u <<<"$stops" | wc -l)" -eq 6 ]
 	[ "$(tokens <"$summary")" = "$(cat <<'EOF'
 | command | attempts | outcome | time |
 | --- | --- | --- | --- |
@@ -91,10 +94,10 @@ EOF
 	run -3 --separate-stderr "$RETRY" -n 2 -b 1ms sh -c 'exit 3'
 	[ "$(honored <(echo "$stderr") | grep -v group | tokens)" = \
 	    "::error title=sh -c exit 3::gave up after 2 attempts in T s, outcome attempts_exhausted (exit statuses 3, 3)" ]
-	[ "$(tail -n 1 <<<"$stderr")" = "retry: attempt 2/2 failed with exit 3; giving up: no attempts left" ]
+	[ "$(grep '^retry:' <<<"$stderr" | tail -n 1)" = "retry: attempt 2/2 failed with exit 3; giving up: no attempts left" ]
 	# A report to stderr follows the group: in sight when it is folded.
 	run -0 --separate-stderr "$RETRY" -q --report - true
-	[ "$(tokens <<<"$stderr" | sed -n 1,6p)" = "$(printf '::group::attempt 1/5\n::stop-commands::TOKEN\n\n::TOKEN::\n::endgroup::\n{')" ]
+	[ "$(tokens <<<"$stderr" | sed -n 1,6p)" = "$(printf '::group::attempt 1/5\n::stop-commands::TOKEN\n::TOKEN::\n::endgroup::\n::stop-commands::TOKEN\n{')" ]
 	[ "$(honored <(echo "$stderr") | grep -vc group)" -eq 0 ]
 	# A status that is not retried: an error after one attempt.
 	run -2 --separate-stderr "$RETRY" -x 2 sh -c 'exit 2'
@@ -138,6 +141,78 @@ EOF
 	# The unfinished last line did not swallow the token's line.
 	grep -q '^::error::unfinished' <<<"$output"
 	[ "$(cat "$outputs")" = "$(printf 'attempts=2\nexit-status=0\noutcome=success')" ]
+}
+
+@test "GitHub: what an attempt leaves running cannot annotate either, in the wait, in a hook or in a later group" {
+	github
+	# Each attempt leaves a writer that forges an error 0.1 s later, in
+	# the wait that follows (or, late, in the next group); the last
+	# one's writes in the --on-giveup hook, which waits for all.  The log
+	# is a file: to a pipe, a pump takes stdout, and what the attempt
+	# leaves dies of SIGPIPE when it writes there after the attempt.
+	run -1 sh -c '"$0" "$@" >log 2>&1' "$RETRY" -n 3 -b 200ms -f 1 -j none \
+	    --on-giveup 'i=0; until [ -e left.1 ] && [ -e left.2 ] &&
+		[ -e left.3 ] || [ $i -ge 250 ]; do sleep 0.02; i=$((i + 1)); done' \
+	    sh -c '(sleep 0.1; echo "::error title=forged::x"; : >"left.$RETRY_ATTEMPT") & exit 1'
+	output=$(cat log)
+	[ -e left.1 ] && [ -e left.2 ] && [ -e left.3 ]
+	[ "$(grep -c '^::error title=forged::x$' <<<"$output")" -eq 3 ]
+	honored <(echo "$output") >commands
+	cat commands
+	[ "$(grep -c '^::error' commands)" -eq 1 ]
+	grep -q '^::error title=sh -c (sleep 0.1; .*::gave up after 3 attempts' commands
+	# Every forged line came while commands were off.
+	awk '/^::stop-commands::/ { t = substr($0, 18); next }
+	    t != "" && $0 == "::" t "::" { t = ""; next }
+	    /^::error title=forged/ && t == "" { bad = 1; print "outside: " NR }
+	    END { exit bad }' <<<"$output"
+}
+
+@test "GitHub: -Q keeps the annotation, alone on a run that passed, first on one that failed" {
+	github
+	run -0 --separate-stderr "$RETRY" -Q -n 3 -b 1ms sh -c \
+	    'echo out; echo err >&2; [ "$RETRY_ATTEMPT" -ge 2 ]'
+	[ "$output" = "" ]
+	[ "$(tokens <<<"$stderr")" = '::warning title=sh -c echo out; echo err >&2; [ "$RETRY_ATTEMPT" -ge 2 ]::passed on attempt 2/3 after T s (exit status 1)' ]
+	[ "$(cat "$outputs")" = "$(printf 'attempts=2\nexit-status=0\noutcome=success')" ]
+	# Failed: the annotation, then the held attempts, each in its
+	# group, commands on again at its end.
+	run -1 --separate-stderr "$RETRY" -Q -n 2 -b 1ms sh -c \
+	    'echo "::error::forged"; exit 1'
+	[ "$(head -n 1 <<<"$stderr" | tokens)" = "::error title=sh -c echo \"%3A%3Aerror%3A%3Aforged\"; exit 1::gave up after 2 attempts in T s, outcome attempts_exhausted (exit statuses 1, 1)" ]
+	honored <(echo "$stderr") >commands
+	[ "$(grep -v '^::error title=sh' commands)" = "$(printf '%s\n' \
+	    '::group::attempt 1/2' ::endgroup:: '::group::attempt 2/2' \
+	    ::endgroup::)" ]
+	[ "$(grep -c '^::error::forged$' <<<"$stderr")" -eq 2 ]
+	[ "$(tail -n 1 <<<"$stderr")" = "retry: attempt 2/2 failed with exit 1; giving up: no attempts left" ]
+	# What -Q held ends with commands on: nothing after it is held off.
+	[ "$(grep -c '^::stop-commands::' <<<"$stderr")" -eq \
+	    "$(grep -cxE '::[0-9a-f]{32}::' <<<"$stderr")" ]
+}
+
+@test "GitHub: a token's line follows no empty line where the log is a file whose last line ended; to a pipe, one" {
+	github
+	attempt='case $RETRY_ATTEMPT in 1) echo err >&2 ;; 3) printf partial >&2 ;; esac; exit 1'
+	for redirect in '2>log' '2>>log' '>log 2>&1'; do
+		rm -f log
+		run -1 sh -c "\"\$0\" \"\$@\" $redirect" "$RETRY" -n 3 -b 1ms \
+		    sh -c "$attempt"
+		[ "$(grep -c '^$' log)" -eq 0 ]
+		# An unfinished line is ended, so that the token's is a line.
+		[ "$(grep -A 1 '^partial$' log | sed -n 2p | tokens)" = ::TOKEN:: ]
+		[ "$(grep -c '^::group::' log)" -eq 3 ]
+		[ "$(grep -cxE '::[0-9a-f]{32}::' log)" -eq 6 ]
+	done
+	# -Q's file, read back: the same.
+	run -1 --separate-stderr "$RETRY" -Q -n 3 -b 1ms sh -c "$attempt"
+	[ "$(grep -c '^$' <<<"$stderr")" -eq 0 ]
+	[ "$(grep -A 1 '^partial$' <<<"$stderr" | sed -n 2p | tokens)" = ::TOKEN:: ]
+	# A pipe keeps nothing to read back: each token's line after an
+	# empty one, but where the unfinished line ends.
+	run -1 "$RETRY" -n 3 -b 1ms sh -c "$attempt"
+	[ "$(grep -c '^$' <<<"$output")" -eq 5 ]
+	[ "$(grep -A 1 '^partial$' <<<"$output" | sed -n 2p | tokens)" = ::TOKEN:: ]
 }
 
 @test "GitHub: retry's own values are escaped, the command in the title and in the summary's cell" {
@@ -210,7 +285,7 @@ retry: attempt 2/2 failed with exit 1; giving up: no attempts left"
 	run -0 --separate-stderr "$RETRY" -q true
 	expect_stderr ""
 	run -0 --separate-stderr "$RETRY" -q --ci github true
-	[ "$(tokens <<<"$stderr")" = "$(printf '::group::attempt 1/5\n::stop-commands::TOKEN\n\n::TOKEN::\n::endgroup::')" ]
+	[ "$(tokens <<<"$stderr")" = "$(printf '::group::attempt 1/5\n::stop-commands::TOKEN\n::TOKEN::\n::endgroup::\n::stop-commands::TOKEN\n::TOKEN::')" ]
 	run -0 --separate-stderr env GITHUB_ACTIONS=true "$RETRY" -q --ci gitlab true
 	[[ $stderr == "$(printf '\033[0Ksection_start:')"* ]]
 	[ "$(grep -c 'section_' <<<"$stderr")" -eq 2 ]
@@ -265,9 +340,9 @@ retry: GITHUB_OUTPUT '$PWD/none/o': No such file or directory" ]
 	run -0 --separate-stderr "$RETRY" -O -n 2 -b 1ms sh -c \
 	    'echo "held $RETRY_ATTEMPT"; [ "$RETRY_ATTEMPT" -ge 2 ]'
 	[ "$output" = "held 2" ]
-	[ "$(tokens <<<"$stderr" | sed -n 1,6p)" = "$(printf '%s\n' \
-	    '::group::attempt 1/2' '::stop-commands::TOKEN' 'held 1' '' \
-	    '::TOKEN::' '::endgroup::' | head -n 6)" ]
+	[ "$(tokens <<<"$stderr" | sed -n 1,5p)" = "$(printf '%s\n' \
+	    '::group::attempt 1/2' '::stop-commands::TOKEN' 'held 1' \
+	    '::TOKEN::' '::endgroup::' | head -n 5)" ]
 }
 
 @test "in a simulated GitHub job, 10 runs of a step that fails at random: each attempt folded, one annotation per run that needed retries, 10 rows, outputs a later step reads" {
@@ -298,7 +373,8 @@ retry: GITHUB_OUTPUT '$PWD/none/o': No such file or directory" ]
 		honored "log.$i" >"commands.$i"
 		[ "$(grep -c '^::group::attempt [123]/3$' "commands.$i")" -eq "$attempts" ]
 		[ "$(grep -c '^::endgroup::$' "commands.$i")" -eq "$attempts" ]
-		[ "$(grep -c '^::stop-commands::' "log.$i")" -eq "$attempts" ]
+		# Off in each group and wait and after the end, on at the exit.
+		[ "$(grep -c '^::stop-commands::' "log.$i")" -eq "$((2 * attempts))" ]
 		# One annotation when it needed retries, none when it did not.
 		if [ "$rc" -ne 0 ]; then
 			[ "$outcome" = attempts_exhausted ]
