@@ -241,24 +241,18 @@ msg_put(const char *text, size_t len)
 }
 
 /*
- * As msg_put, but to stderr itself wherever msg_to() sends the lines:
- * for a line that the CI log must have even when -Q holds the rest and
- * drops it on success (ci.c's annotation).
+ * As msg_put, but to stderr itself even while -Q holds retry's lines:
+ * for a line that the CI log must have even when -Q drops the rest on
+ * success (ci.c's annotation).
  */
 void
 msg_put_stderr(const char *text, size_t len)
 {
-	int held = out, broken = stderr_broken, saved = errno;
+	int was_held = held, saved = errno;
 
-	if (held != STDERR_FILENO) {
-		out = STDERR_FILENO;	/* for this write alone */
-		stderr_broken = 0;
-	}
+	held = 0;	/* for this write alone */
 	(void)write_stderr(text, len);	/* dropped as a message would be */
-	if (held != STDERR_FILENO) {
-		out = held;
-		stderr_broken = broken;
-	}
+	held = was_held;
 	errno = saved;
 }
 
