@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "env.h"
 #include "hooks.h"
 #include "msg.h"
 #include "outcome.h"
@@ -52,9 +53,13 @@ set_var(char *var, size_t size, const char *value)
 	(void)snprintf(var + at, size - at, "%s", value);
 }
 
-/* The facts of ev, in the hook's environment for as long as it runs. */
+/*
+ * The facts of ev, in the hook's environment for as long as it runs, and
+ * for an end hook given a grace past the deadline, the end of it
+ * (grace_end, or NEVER) in RETRY_DEADLINE.
+ */
 static void
-export_facts(const struct event *ev, enum hook which)
+export_facts(const struct event *ev, enum hook which, int64_t grace_end)
 {
 	const struct policy *p = ev->policy;
 	const struct run *r = ev->run;
@@ -82,6 +87,10 @@ export_facts(const struct event *ev, enum hook which)
 		if (putenv(vars[i]) != 0)
 			fatal("putenv");
 	}
+	/* Only for the end hooks: no attempt follows them. */
+	if (grace_end != NEVER)
+		export("RETRY_DEADLINE", deadline_text(buf, sizeof(buf),
+		    grace_end));
 }
 
 /* The attempts that follow find none of them. */
@@ -99,9 +108,25 @@ forget_facts(void)
 	}
 }
 
+/*
+ * When the hook which is stopped: --on-retry at the deadline, as an
+ * attempt; --on-giveup and --on-success --hook-grace after it, since a
+ * run that met its deadline (a hung job) is the very one that a
+ * heartbeat's fail ping exists for.
+ */
+static int64_t
+hook_limit(const struct event *ev, enum hook which)
+{
+	int64_t deadline = ev->run->deadline, grace = ev->policy->hook_grace;
+
+	if (which == HOOK_RETRY || deadline == NEVER)
+		return deadline;
+	return grace < NEVER - deadline ? deadline + grace : NEVER;
+}
+
 /* One warning for a hook that failed; none for one that succeeded. */
 static void
-warn_failed(enum hook which, const struct ending *e)
+warn_failed(enum hook which, const struct ending *e, int graced)
 {
 	char name[32];
 
@@ -109,7 +134,8 @@ warn_failed(enum hook which, const struct ending *e)
 		warningx("%s: cannot run /bin/sh: %s", hook_option[which],
 		    strerror(e->error));
 	else if (e->stopped)
-		warningx("%s: stopped at the deadline", hook_option[which]);
+		warningx("%s: stopped at the %s", hook_option[which],
+		    graced ? "end of --hook-grace" : "deadline");
 	else if (e->termsig != 0)
 		warningx("%s: killed by %s", hook_option[which],
 		    signal_name(name, sizeof(name), e->termsig));
@@ -120,14 +146,16 @@ warn_failed(enum hook which, const struct ending *e)
 
 /*
  * Runs the hook which, if the policy has one, for the event ev, stopped
- * at until (the deadline; one that has passed runs none, and says so).
- * Returns a signal that retry got meanwhile (the run loop judges it), or
- * 0.
+ * at its limit (hook_limit(); one that has passed runs none, and says
+ * so).  Returns a signal that retry got meanwhile (the run loop judges
+ * it), or 0.
  */
 int
-hook_run(const struct event *ev, enum hook which, int64_t until)
+hook_run(const struct event *ev, enum hook which)
 {
 	const struct policy *p = ev->policy;
+	int64_t until = hook_limit(ev, which);
+	int graced = until != ev->run->deadline;
 	char *argv[4];
 	struct limit lim;
 	struct ending e;
@@ -135,8 +163,9 @@ hook_run(const struct event *ev, enum hook which, int64_t until)
 	if (p->hooks[which] == NULL)
 		return 0;
 	if (monotonic_now() >= until) {
-		warningx("%s not run: the deadline has passed",
-		    hook_option[which]);
+		warningx("%s not run: the deadline %s passed",
+		    hook_option[which], graced ? "and --hook-grace have" :
+		    "has");
 		return 0;
 	}
 	argv[0] = "/bin/sh";
@@ -148,10 +177,10 @@ hook_run(const struct event *ev, enum hook which, int64_t until)
 	lim.signal = p->signal;
 	lim.kill_after = p->kill_after;
 	lim.tick_every = NEVER;
-	export_facts(ev, which);
+	export_facts(ev, which, graced ? until : NEVER);
 	proc_run_hook(argv, msg_fd(), &lim, &e);
 	forget_facts();
 	if (e.signal == 0)
-		warn_failed(which, &e);
+		warn_failed(which, &e, graced);
 	return e.signal;
 }

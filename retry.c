@@ -672,7 +672,7 @@ sleep_before_retry(const struct policy *p, struct run *r)
 	    &st, hint);
 	tell(&ev);
 	/* Inside the wait, which it lengthens only if it outlasts it. */
-	if ((sig = hook_run(&ev, HOOK_RETRY, r->deadline)) != 0) {
+	if ((sig = hook_run(&ev, HOOK_RETRY)) != 0) {
 		r->interrupt = sig;
 		return INTERRUPTED;
 	}
@@ -751,11 +751,14 @@ end_run(const struct policy *p, struct run *r)
 	count_run(p, r);
 	ev.status = exit_status(r, &ev.signal);
 	tell(&ev);
-	/* After the files are written, which the hook may read. */
-	/* None starts once a signal has ended the run; one cut short by a
-	 * signal ends with it. */
+	/*
+	 * After the files are written, which the hook may read, whatever
+	 * ended the run, the deadline too (hooks.c gives a grace), but a
+	 * signal: that is the caller asking retry to stop now.  A hook cut
+	 * short by a signal ends the run with it.
+	 */
 	if (ev.signal == 0 && (sig = hook_run(&ev, ev.status == 0 &&
-	    r->attempts > 0 ? HOOK_SUCCESS : HOOK_GIVEUP, r->deadline)) != 0)
+	    r->attempts > 0 ? HOOK_SUCCESS : HOOK_GIVEUP)) != 0)
 		ev.signal = sig;
 	if (ev.signal != 0) {
 		clean_up();	/* atexit handlers do not run on the way out */

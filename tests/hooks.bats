@@ -93,6 +93,75 @@ FACTS='echo "$0 $RETRY_ATTEMPT/$RETRY_MAX_ATTEMPTS status=$RETRY_STATUS signal=$
 	[[ ${stderr_lines[2]} == "retry: attempt 1/3 failed with exit 1; giving up"* ]]
 }
 
+@test "--on-giveup runs when the deadline stops a hung job, within its grace: the heartbeat's fail ping goes out" {
+	local t0 t1 before
+	before=$(date +%s%3N)
+	t0=$(now_ms)
+	run -124 --separate-stderr "$RETRY" -n 4 -D 200ms \
+	    --on-success 'echo ok >>pings' \
+	    --on-giveup 'echo "fail $RETRY_OUTCOME $RETRY_DEADLINE" >>pings' \
+	    sleep 10
+	t1=$(now_ms)
+	expect_stderr "retry: attempt 1/4 timed out at the deadline; giving up"
+	between $((t1 - t0)) 180 1500
+	[ "$(wc -l <pings)" -eq 1 ]
+	[ "$(cut -d' ' -f1-2 pings)" = "fail deadline" ]
+	# RETRY_DEADLINE: the end of the grace, 10s after the deadline.
+	local grace_end
+	grace_end=$(cut -d' ' -f3 pings | tr -d .)
+	between $((grace_end - before)) 10190 10900
+}
+
+@test "--hook-grace bounds an end hook past the deadline: stopped at its end, with one warning" {
+	local t0 t1 before
+	before=$(date +%s%3N)
+	t0=$(now_ms)
+	run -124 --separate-stderr "$RETRY" -n 2 -D 200ms -k 0 \
+	    --hook-grace 300ms --on-giveup 'echo "$RETRY_DEADLINE" >seen; sleep 5' \
+	    sleep 10
+	t1=$(now_ms)
+	expect_stderr "retry: attempt 1/2 timed out at the deadline; giving up
+retry: --on-giveup: stopped at the end of --hook-grace"
+	# 200 ms of deadline, then 300 ms of grace, not the hook's 5 s.
+	between $((t1 - t0)) 480 1500
+	between $(($(tr -d . <seen) - before)) 490 900
+	# A grace that has passed by the time the run ends starts nothing.
+	run -124 --separate-stderr "$RETRY" -n 2 -D 100ms -k 200ms --hook-grace 1ms \
+	    --on-giveup 'touch ran' sh -c 'trap "" TERM; sleep 1'
+	[ ! -e ran ]
+	[ "${stderr_lines[1]}" = "retry: --on-giveup not run: the deadline and --hook-grace have passed" ]
+}
+
+@test "--hook-grace 0: an end hook does not start after the deadline, and stops at it" {
+	run -124 --separate-stderr "$RETRY" -D 200ms --hook-grace 0 \
+	    --on-giveup 'touch ran' sleep 10
+	[ ! -e ran ]
+	expect_stderr "retry: attempt 1/5 timed out at the deadline; giving up
+retry: --on-giveup not run: the deadline has passed"
+	local t0
+	t0=$(now_ms)
+	run -1 --separate-stderr "$RETRY" -n 1 -D 300ms -k 0 --hook-grace 0 \
+	    --on-giveup 'sleep 5' false
+	between $(($(now_ms) - t0)) 280 1200
+	[ "${stderr_lines[1]}" = "retry: --on-giveup: stopped at the deadline" ]
+	run -125 --separate-stderr "$RETRY" --hook-grace 5x touch ran
+	[[ $stderr == "retry: --hook-grace '5x': invalid duration"* ]]
+	[ ! -e ran ]
+}
+
+@test "no end hook runs once a signal has ended the run, even within the grace" {
+	"$RETRY" -n 3 -D 5s --on-giveup 'touch ran' \
+	    sh -c 'echo $$ >cmd.pid; sleep 5' 2>err 3>&- &
+	local pid=$!
+	later "$pid"
+	wait_for cmd.pid
+	kill -TERM "$pid"
+	local status=0
+	wait "$pid" || status=$?
+	[ "$status" -eq 143 ]
+	[ ! -e ran ]
+}
+
 @test "a hook that fails, is killed or cannot run gives one warning and changes nothing" {
 	run -1 --separate-stderr "$RETRY" -n 2 -b 1ms -j none --on-retry 'exit 7' \
 	    --on-giveup 'kill -KILL $$' false
