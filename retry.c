@@ -396,13 +396,16 @@ may_start(const struct policy *p, struct run *r)
 		if ((o = pause_until(r, since, wake, DEADLINE)) != RUNNING)
 			return o;
 	}
-	if ((o = pass_gate(p, r)) != RUNNING)
-		return o;
-	if ((r->interrupt = sp_caught()) != 0)
+	if ((o = pass_gate(p, r)) == RUNNING &&
+	    (r->interrupt = sp_caught()) != 0)
 		return INTERRUPTED;
-	/* A fresh reading: the waits above, a hook or a slow reader of the
-	 * output may have taken the time left. */
-	return monotonic_now() >= r->deadline ? DEADLINE : RUNNING;
+	/* A fresh reading: the waits above or a slow reader of the output
+	 * may have taken the time left. */
+	if (o == RUNNING && monotonic_now() >= r->deadline)
+		o = DEADLINE;
+	if (o == DEADLINE)	/* so no delay drawn is blamed for it */
+		r->late = LATE_BEFORE_ATTEMPT;
+	return o;
 }
 
 static int	 retryable(const struct policy *, const struct run *);
@@ -675,6 +678,10 @@ sleep_before_retry(const struct policy *p, struct run *r)
 	if ((sig = hook_run(&ev, HOOK_RETRY)) != 0) {
 		r->interrupt = sig;
 		return INTERRUPTED;
+	}
+	if (monotonic_now() >= r->deadline) {
+		r->late = LATE_IN_HOOK;	/* it took the time left, not the delay */
+		return DEADLINE;
 	}
 	return pause_until(r, now, now + r->delay, DEADLINE);
 }
