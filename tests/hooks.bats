@@ -59,6 +59,20 @@ FACTS='echo "$0 $RETRY_ATTEMPT/$RETRY_MAX_ATTEMPTS status=$RETRY_STATUS signal=$
 	[ ! -s leaked ]
 }
 
+@test "after a hook, the attempts find the caller's own RETRY_STATUS, RETRY_SIGNAL, ..., and an end hook finds no RETRY_NEXT_DELAY of the caller's" {
+	run -1 --separate-stderr env RETRY_STATUS=s RETRY_SIGNAL=g \
+	    RETRY_OUTCOME=o RETRY_NEXT_DELAY=n RETRY_ELAPSED=e RETRY_REPORT=r \
+	    "$RETRY" -n 3 -b 1ms --on-retry "$FACTS" --on-giveup "$FACTS" \
+	    sh -c 'echo "$RETRY_STATUS $RETRY_SIGNAL $RETRY_OUTCOME $RETRY_NEXT_DELAY $RETRY_ELAPSED $RETRY_REPORT" >>seen; exit 1'
+	[ "$(cat seen)" = "$(printf 's g o n e r\ns g o n e r\ns g o n e r')" ]
+	# The hooks find their own facts, and none of the caller's.
+	[ "$(wc -l <facts)" -eq 3 ]
+	matches "$(sed -n 2p facts)" \
+	    '^/bin/sh 2/3 status=1 signal= outcome=running next=0\.[0-9]{3} elapsed=[0-9.]+ key=[0-9a-f-]+ report=unset$'
+	matches "$(sed -n 3p facts)" \
+	    '^/bin/sh 3/3 status=1 signal= outcome=attempts_exhausted next=unset elapsed=[0-9.]+ key=[0-9a-f-]+ report=unset$'
+}
+
 @test "a hook's stdout goes to retry's stderr, its stdin is /dev/null, it runs in a process group of its own" {
 	run -1 --separate-stderr "$RETRY" -n 2 -b 1ms \
 	    --on-retry 'echo to-stdout; read -r line || echo stdin-empty; ps_pgid=$(proc-state $$ pgid); [ "$ps_pgid" = $$ ] && echo own-group' \
