@@ -190,6 +190,21 @@ retry: --on-giveup not run: the deadline has passed"
 	[ ! -e ran ]
 }
 
+@test "SIGTERM while an end hook runs in its grace: the hook gets it, retry dies of SIGTERM at once" {
+	"$RETRY" -D 200ms --on-giveup 'echo $$ >hook.pid; sleep 5' sleep 10 \
+	    2>err 3>&- &
+	local pid=$!
+	later "$pid"
+	wait_for hook.pid
+	local t0 status=0
+	t0=$(now_ms)
+	kill -TERM "$pid"
+	wait "$pid" || status=$?
+	[ "$status" -eq 143 ]
+	between $(($(now_ms) - t0)) 0 1000
+	gone "$(cat hook.pid)"
+}
+
 @test "a hook that fails, is killed or cannot run gives one warning and changes nothing" {
 	run -1 --separate-stderr "$RETRY" -n 2 -b 1ms -j none --on-retry 'exit 7' \
 	    --on-giveup 'kill -KILL $$' false
