@@ -679,8 +679,10 @@ sleep_before_retry(const struct policy *p, struct run *r)
 		r->interrupt = sig;
 		return INTERRUPTED;
 	}
+	/* It (or the lines) took the time left, not the delay. */
 	if (monotonic_now() >= r->deadline) {
-		r->late = LATE_IN_HOOK;	/* it took the time left, not the delay */
+		r->late = p->hooks[HOOK_RETRY] != NULL ? LATE_IN_HOOK :
+		    LATE_BEFORE_ATTEMPT;
 		return DEADLINE;
 	}
 	return pause_until(r, now, now + r->delay, DEADLINE);
