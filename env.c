@@ -152,6 +152,17 @@ export_attempt(long attempt)
 	in_environ = 1;
 }
 
+/* A time on the monotonic clock as RETRY_DEADLINE gives it: Unix time. */
+const char *
+deadline_text(char *buf, size_t size, int64_t at)
+{
+	int64_t when = realtime_now() + (at - monotonic_now());
+
+	(void)snprintf(buf, size, "%lld.%03lld", (long long)(when / NS_PER_SEC),
+	    (long long)(when % NS_PER_SEC / 1000000));
+	return buf;
+}
+
 /*
  * What every attempt finds in its environment, but its number: the key
  * (--key, or from the environment and argv), the attempts, and the
@@ -163,7 +174,6 @@ export_environment(const char *key, char *const argv[], long attempts,
     int64_t deadline, int outer)
 {
 	char buf[64];
-	int64_t when;
 
 	export("RETRY_IDEMPOTENCY_KEY", idempotency_key(key, argv, buf,
 	    sizeof(buf)));
@@ -171,10 +181,6 @@ export_environment(const char *key, char *const argv[], long attempts,
 	export("RETRY_MAX_ATTEMPTS", buf);
 	if (deadline == NEVER || outer)
 		return;		/* an outer retry's value stands as it is */
-	when = realtime_now() + (deadline - monotonic_now());
-	(void)snprintf(buf, sizeof(buf), "%lld.%03lld",
-	    (long long)(when / NS_PER_SEC),
-	    (long long)(when % NS_PER_SEC / 1000000));
-	export("RETRY_DEADLINE", buf);
+	export("RETRY_DEADLINE", deadline_text(buf, sizeof(buf), deadline));
 }
 

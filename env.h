@@ -6,6 +6,7 @@
 #ifndef ENV_H
 #define ENV_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 int		 under_outer_retry(void);
@@ -14,5 +15,6 @@ void		 export(const char *, const char *);
 void		 export_environment(const char *, char *const [], long, int64_t,
 		    int);
 void		 export_attempt(long);
+const char	*deadline_text(char *, size_t, int64_t);
 
 #endif

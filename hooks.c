@@ -4,7 +4,8 @@
  * the deadline, signals passed on) but with /dev/null for input and
  * retry's stderr for output, and the facts of the event that called it
  * in RETRY_STATUS, RETRY_SIGNAL, RETRY_OUTCOME, RETRY_NEXT_DELAY,
- * RETRY_ELAPSED and RETRY_REPORT.  Nothing a hook does changes the run.
+ * RETRY_ELAPSED and RETRY_REPORT, in place of the caller's own values,
+ * which come back after it.  Nothing a hook does changes the run.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "env.h"
 #include "hooks.h"
 #include "msg.h"
 #include "outcome.h"
@@ -37,71 +39,140 @@ static char outcome_var[64] = "RETRY_OUTCOME=";
 static char delay_var[48] = "RETRY_NEXT_DELAY=";
 static char elapsed_var[48] = "RETRY_ELAPSED=";
 static char report_var[4096 + 16] = "RETRY_REPORT=";
+static char deadline_var[48] = "RETRY_DEADLINE=";
 static char *const vars[] = {
 	status_var, signal_var, outcome_var, delay_var, elapsed_var,
-	report_var,
+	report_var, deadline_var,
 };
 #define NVARS	(sizeof(vars) / sizeof(vars[0]))
 
-/* NAME=VALUE into var, whose NAME= is already there. */
-static void
-set_var(char *var, size_t size, const char *value)
-{
-	size_t at = (size_t)(strchr(var, '=') - var) + 1;
+/*
+ * What the environment held under the same names before the first hook,
+ * as "NAME=VALUE" copies for putenv(3), or NULL for none: the caller's
+ * own, or the run's RETRY_DEADLINE.  Nothing but a hook changes them, so
+ * the copies taken once serve every hook.
+ */
+static char *before[NVARS];
 
-	(void)snprintf(var + at, size - at, "%s", value);
+/* The NAME of var, "NAME=VALUE", into name. */
+static const char *
+var_name(char *name, size_t size, const char *var)
+{
+	(void)snprintf(name, size, "%.*s", (int)(strchr(var, '=') - var), var);
+	return name;
 }
 
-/* The facts of ev, in the hook's environment for as long as it runs. */
 static void
-export_facts(const struct event *ev, enum hook which)
+save_before(void)
+{
+	static int saved;
+	char name[32];
+	const char *value;
+	size_t i, size;
+
+	if (saved)
+		return;
+	saved = 1;
+	for (i = 0; i < NVARS; i++) {
+		if ((value = getenv(var_name(name, sizeof(name), vars[i]))) ==
+		    NULL)
+			continue;
+		size = strlen(name) + 1 + strlen(value) + 1;
+		if ((before[i] = malloc(size)) == NULL)
+			fatal("malloc");
+		(void)snprintf(before[i], size, "%s=%s", name, value);
+	}
+}
+
+/*
+ * Puts var with value in the environment, or with NULL takes its name
+ * out: a hook must not take a caller's value of a name for the run's.
+ */
+static void
+put_var(char *var, size_t size, const char *value)
+{
+	char name[32];
+	size_t at = (size_t)(strchr(var, '=') - var) + 1;
+
+	if (value == NULL) {
+		if (unsetenv(var_name(name, sizeof(name), var)) == -1)
+			fatal("unsetenv %s", name);
+		return;
+	}
+	(void)snprintf(var + at, size - at, "%s", value);
+	if (putenv(var) != 0)
+		fatal("putenv");
+}
+
+/*
+ * The facts of ev, in the hook's environment for as long as it runs, and
+ * for an end hook given a grace past the deadline, the end of it
+ * (grace_end, or NEVER: RETRY_DEADLINE stays the run's) in
+ * RETRY_DEADLINE.  What they replace is saved first.
+ */
+static void
+export_facts(const struct event *ev, enum hook which, int64_t grace_end)
 {
 	const struct policy *p = ev->policy;
 	const struct run *r = ev->run;
 	char buf[64];
-	size_t i;
 
+	save_before();
 	(void)snprintf(buf, sizeof(buf), "%d", r->status);
-	set_var(status_var, sizeof(status_var), buf);
-	set_var(signal_var, sizeof(signal_var), r->end.termsig == 0 ? "" :
+	put_var(status_var, sizeof(status_var), buf);
+	put_var(signal_var, sizeof(signal_var), r->end.termsig == 0 ? "" :
 	    signal_name(buf, sizeof(buf), r->end.termsig));
-	set_var(outcome_var, sizeof(outcome_var), which == HOOK_RETRY ?
+	put_var(outcome_var, sizeof(outcome_var), which == HOOK_RETRY ?
 	    "running" : outcome_table[r->why].key);
-	set_var(delay_var, sizeof(delay_var), which != HOOK_RETRY ? "" :
+	put_var(delay_var, sizeof(delay_var), which != HOOK_RETRY ? NULL :
 	    fmt_seconds(buf, sizeof(buf), 0, ev->wait));
-	set_var(elapsed_var, sizeof(elapsed_var),
+	put_var(elapsed_var, sizeof(elapsed_var),
 	    fmt_seconds(buf, sizeof(buf), 0, monotonic_now() - r->start));
-	set_var(report_var, sizeof(report_var), p->report == NULL ||
-	    strcmp(p->report, "-") == 0 ? "" : p->report);
-	for (i = 0; i < NVARS; i++) {
-		if (which != HOOK_RETRY && vars[i] == delay_var)
-			continue;	/* --on-retry's alone */
-		if (vars[i] == report_var &&
-		    report_var[strlen("RETRY_REPORT=")] == '\0')
-			continue;	/* no file to name */
-		if (putenv(vars[i]) != 0)
-			fatal("putenv");
-	}
+	put_var(report_var, sizeof(report_var), p->report == NULL ||
+	    strcmp(p->report, "-") == 0 ? NULL : p->report);
+	if (grace_end != NEVER)
+		put_var(deadline_var, sizeof(deadline_var),
+		    deadline_text(buf, sizeof(buf), grace_end));
 }
 
-/* The attempts that follow find none of them. */
+/*
+ * The environment as it was before the hook: what follows (attempts,
+ * hooks) finds the caller's own values, and none of the hook's.
+ */
 static void
-forget_facts(void)
+restore_before(void)
 {
 	char name[32];
 	size_t i;
 
-	for (i = 0; i < NVARS; i++) {
-		(void)snprintf(name, sizeof(name), "%.*s",
-		    (int)(strchr(vars[i], '=') - vars[i]), vars[i]);
-		if (unsetenv(name) == -1)
+	for (i = 0; i < NVARS; i++)
+		if (before[i] != NULL) {
+			if (putenv(before[i]) != 0)
+				fatal("putenv");
+		} else if (unsetenv(var_name(name, sizeof(name), vars[i])) ==
+		    -1)
 			fatal("unsetenv %s", name);
-	}
+}
+
+/*
+ * When the hook which is stopped: --on-retry at the deadline, as an
+ * attempt; --on-giveup and --on-success --hook-grace after it, since a
+ * run that met its deadline (a hung job) is the very one that a
+ * heartbeat's fail ping exists for.
+ */
+static int64_t
+hook_limit(const struct event *ev, enum hook which)
+{
+	int64_t deadline = ev->run->deadline, grace = ev->policy->hook_grace;
+
+	if (which == HOOK_RETRY || deadline == NEVER)
+		return deadline;
+	return grace < NEVER - deadline ? deadline + grace : NEVER;
 }
 
 /* One warning for a hook that failed; none for one that succeeded. */
 static void
-warn_failed(enum hook which, const struct ending *e)
+warn_failed(enum hook which, const struct ending *e, int graced)
 {
 	char name[32];
 
@@ -109,7 +180,8 @@ warn_failed(enum hook which, const struct ending *e)
 		warningx("%s: cannot run /bin/sh: %s", hook_option[which],
 		    strerror(e->error));
 	else if (e->stopped)
-		warningx("%s: stopped at the deadline", hook_option[which]);
+		warningx("%s: stopped at the %s", hook_option[which],
+		    graced ? "end of --hook-grace" : "deadline");
 	else if (e->termsig != 0)
 		warningx("%s: killed by %s", hook_option[which],
 		    signal_name(name, sizeof(name), e->termsig));
@@ -120,14 +192,16 @@ warn_failed(enum hook which, const struct ending *e)
 
 /*
  * Runs the hook which, if the policy has one, for the event ev, stopped
- * at until (the deadline; one that has passed runs none, and says so).
- * Returns a signal that retry got meanwhile (the run loop judges it), or
- * 0.
+ * at its limit (hook_limit(); one that has passed runs none, and says
+ * so).  Returns a signal that retry got meanwhile (the run loop judges
+ * it), or 0.
  */
 int
-hook_run(const struct event *ev, enum hook which, int64_t until)
+hook_run(const struct event *ev, enum hook which)
 {
 	const struct policy *p = ev->policy;
+	int64_t until = hook_limit(ev, which);
+	int graced = until != ev->run->deadline;
 	char *argv[4];
 	struct limit lim;
 	struct ending e;
@@ -135,8 +209,9 @@ hook_run(const struct event *ev, enum hook which, int64_t until)
 	if (p->hooks[which] == NULL)
 		return 0;
 	if (monotonic_now() >= until) {
-		warningx("%s not run: the deadline has passed",
-		    hook_option[which]);
+		warningx("%s not run: the deadline %s passed",
+		    hook_option[which], graced ? "and --hook-grace have" :
+		    "has");
 		return 0;
 	}
 	argv[0] = "/bin/sh";
@@ -148,10 +223,10 @@ hook_run(const struct event *ev, enum hook which, int64_t until)
 	lim.signal = p->signal;
 	lim.kill_after = p->kill_after;
 	lim.tick_every = NEVER;
-	export_facts(ev, which);
+	export_facts(ev, which, graced ? until : NEVER);
 	proc_run_hook(argv, msg_fd(), &lim, &e);
-	forget_facts();
+	restore_before();
 	if (e.signal == 0)
-		warn_failed(which, &e);
+		warn_failed(which, &e, graced);
 	return e.signal;
 }

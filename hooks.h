@@ -11,6 +11,6 @@
 #include "options.h"
 #include "proc.h"
 
-int	 hook_run(const struct event *, enum hook, int64_t);
+int	 hook_run(const struct event *, enum hook);
 
 #endif

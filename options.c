@@ -22,7 +22,7 @@ enum {
 	OPT_REPORT, OPT_SPLAY, OPT_CIRCUIT, OPT_TRIP, OPT_COOL, OPT_BUDGET,
 	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_LIST, OPT_CIRCUIT_RESET, OPT_STORE, OPT_STORE_TIMEOUT,
 	OPT_STORE_FAIL, OPT_METRICS, OPT_ON_RETRY, OPT_ON_GIVEUP,
-	OPT_ON_SUCCESS, OPT_RESET_AFTER, OPT_HINT_FROM_STDERR, OPT_SHARE_STDIN,
+	OPT_ON_SUCCESS, OPT_HOOK_GRACE, OPT_RESET_AFTER, OPT_HINT_FROM_STDERR, OPT_SHARE_STDIN,
 	OPT_CI
 };
 
@@ -84,6 +84,7 @@ const char help_text[] =
     "      --on-retry CMD    after a failed attempt, before the next\n"
     "      --on-giveup CMD   once, when the run ends without success\n"
     "      --on-success CMD  once, when the run ends with success\n"
+    "      --hook-grace DUR  time the last two may run past the deadline (10s)\n"
 
     "\n"
     "DUR is a number with a unit ms, s, m or h, or several (1m30s); no unit\n"
@@ -109,6 +110,7 @@ static const struct option longopts[] = {
 	{ "factor",	required_argument,	NULL, 'f' },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "hint-from-stderr", no_argument,	NULL, OPT_HINT_FROM_STDERR },
+	{ "hook-grace",	required_argument,	NULL, OPT_HOOK_GRACE },
 	{ "jitter",	required_argument,	NULL, 'j' },
 	{ "key",	required_argument,	NULL, 'K' },
 	{ "kill-after",	required_argument,	NULL, 'k' },
@@ -420,6 +422,8 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 		    HOOK_GIVEUP : HOOK_SUCCESS] = arg;
 		return arg[strspn(arg, " \t\n")] == '\0' ?
 		    "must not be empty (a command for /bin/sh -c)" : NULL;
+	case OPT_HOOK_GRACE:
+		return parse_duration(arg, &p->hook_grace);
 	case OPT_RESET_AFTER:
 		return positive_duration(arg, &p->reset_after);
 	case OPT_CI:
@@ -477,6 +481,7 @@ set_defaults(struct policy *p)
 	p->attempts = 5;
 	p->signal = SIGTERM;
 	p->kill_after = 10 * NS_PER_SEC;
+	p->hook_grace = 10 * NS_PER_SEC;
 	p->base = NS_PER_SEC;
 	p->factor = 2;
 	p->cap = 30 * NS_PER_SEC;

@@ -53,6 +53,7 @@ struct policy {
 	const char	*metrics;	/* file for the Prometheus metrics */
 	enum ci_format	 ci;		/* --ci; CI_AUTO: from the environment */
 	const char	*hooks[NHOOKS];	/* --on-retry, --on-giveup, --on-success */
+	int64_t		 hook_grace;	/* ns an end hook may run past -D */
 	int64_t		 reset_after;	/* ns; 0: never */
 	int64_t		 splay;		/* ns; 0: none */
 	const char	*circuit;	/* NAME, or NULL */

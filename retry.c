@@ -400,13 +400,16 @@ may_start(const struct policy *p, struct run *r)
 		if ((o = pause_until(r, since, wake, DEADLINE)) != RUNNING)
 			return o;
 	}
-	if ((o = pass_gate(p, r)) != RUNNING)
-		return o;
-	if ((r->interrupt = sp_caught()) != 0)
+	if ((o = pass_gate(p, r)) == RUNNING &&
+	    (r->interrupt = sp_caught()) != 0)
 		return INTERRUPTED;
-	/* A fresh reading: the waits above, a hook or a slow reader of the
-	 * output may have taken the time left. */
-	return monotonic_now() >= r->deadline ? DEADLINE : RUNNING;
+	/* A fresh reading: the waits above or a slow reader of the output
+	 * may have taken the time left. */
+	if (o == RUNNING && monotonic_now() >= r->deadline)
+		o = DEADLINE;
+	if (o == DEADLINE)	/* so no delay drawn is blamed for it */
+		r->late = LATE_BEFORE_ATTEMPT;
+	return o;
 }
 
 static int	 retryable(const struct policy *, const struct run *);
@@ -676,9 +679,15 @@ sleep_before_retry(const struct policy *p, struct run *r)
 	    &st, hint);
 	tell(&ev);
 	/* Inside the wait, which it lengthens only if it outlasts it. */
-	if ((sig = hook_run(&ev, HOOK_RETRY, r->deadline)) != 0) {
+	if ((sig = hook_run(&ev, HOOK_RETRY)) != 0) {
 		r->interrupt = sig;
 		return INTERRUPTED;
+	}
+	/* It (or the lines) took the time left, not the delay. */
+	if (monotonic_now() >= r->deadline) {
+		r->late = p->hooks[HOOK_RETRY] != NULL ? LATE_IN_HOOK :
+		    LATE_BEFORE_ATTEMPT;
+		return DEADLINE;
 	}
 	return pause_until(r, now, now + r->delay, DEADLINE);
 }
@@ -755,11 +764,14 @@ end_run(const struct policy *p, struct run *r)
 	count_run(p, r);
 	ev.status = exit_status(r, &ev.signal);
 	tell(&ev);
-	/* After the files are written, which the hook may read. */
-	/* None starts once a signal has ended the run; one cut short by a
-	 * signal ends with it. */
+	/*
+	 * After the files are written, which the hook may read, whatever
+	 * ended the run, the deadline too (hooks.c gives a grace), but a
+	 * signal: that is the caller asking retry to stop now.  A hook cut
+	 * short by a signal ends the run with it.
+	 */
 	if (ev.signal == 0 && (sig = hook_run(&ev, ev.status == 0 &&
-	    r->attempts > 0 ? HOOK_SUCCESS : HOOK_GIVEUP, r->deadline)) != 0)
+	    r->attempts > 0 ? HOOK_SUCCESS : HOOK_GIVEUP)) != 0)
 		ev.signal = sig;
 	if (r->holding)
 		cron_end(ev.signal != 0);	/* -Q held the hook's output */

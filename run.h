@@ -14,6 +14,8 @@
 #include "proc.h"
 
 enum timed_out { NOT_TIMED_OUT, TIMED_OUT, AT_DEADLINE };
+/* Where the deadline passed once a delay had begun, if it did. */
+enum late { ON_TIME, LATE_IN_HOOK, LATE_BEFORE_ATTEMPT };
 
 /* How the run is going. */
 struct run {
@@ -40,6 +42,7 @@ struct run {
 	int		 interrupt;		/* a signal retry itself got */
 	int64_t		 began, ended;		/* the last attempt's */
 	int64_t		 delay, asleep;
+	enum late	 late;			/* DEADLINE though the delay fit */
 	int		 from_hint;		/* the delay came from a hint */
 	int		 store_down;		/* --store failed */
 	const char	*store_err;		/* how */

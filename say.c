@@ -220,6 +220,10 @@ say_deadline(const struct policy *p, const struct run *r, const char *label,
 		    "'%s'", p->argv[0]);
 	else if (r->timed_out == AT_DEADLINE)
 		say("%s %s; giving up", label, end);
+	else if (r->late != ON_TIME)	/* the delay said fitted */
+		say("%s %s; giving up: the deadline passed %s", label, end,
+		    r->late == LATE_IN_HOOK ? "during --on-retry" :
+		    "before the next attempt");
 	else
 		say("%s %s; giving up: a delay of %ss would pass the deadline",
 		    label, end, fmt_seconds(t, sizeof(t), 0, r->delay));

@@ -11,8 +11,8 @@ _retry_shorts=(-b -c -D -f -h -I -j -K -k -n -O -o -Q -q -s -T -V -v -x)
 _retry_longs=(--attempts --base --budget --buffer-stdout --cap --ci
 	--circuit --circuit-list --circuit-reset --circuit-status --cool
 	--deadline --dry-run
-	--factor --help --hint-from-stderr --jitter --key --kill-after
-	--max-delay --metrics --on --on-giveup --on-output --on-retry
+	--factor --help --hint-from-stderr --hook-grace --jitter --key
+	--kill-after --max-delay --metrics --on --on-giveup --on-output --on-retry
 	--on-success --quiet --quiet-unless-failed --replay-stdin --report
 	--reset-after --seed --share-stdin --signal --splay --stop-on
 	--stop-on-output --store --store-fail --store-timeout --timeout --trip
@@ -57,8 +57,9 @@ _retry_takes_value()
 	case $1 in
 	-[bcDfjKknosTx] | --attempts | --base | --budget | --cap | --ci | \
 	--circuit | --circuit-reset | --circuit-status | --cool | --deadline | \
-	--factor | --jitter | --key | --kill-after | --max-delay | --metrics | \
-	--on | --on-giveup | --on-output | --on-retry | --on-success | \
+	--factor | --hook-grace | --jitter | --key | --kill-after | \
+	--max-delay | --metrics | --on | --on-giveup | --on-output | \
+	--on-retry | --on-success | \
 	--report | --reset-after | --seed | --signal | --splay | --stop-on | \
 	--stop-on-output | --store | --store-fail | --store-timeout | \
 	--timeout | --trip)

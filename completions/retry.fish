@@ -8,8 +8,8 @@
 function __retry_takes_value
     set -l name (string replace -r -- '^--' '' $argv[1])
     set -l valued attempts base budget cap ci circuit circuit-reset \
-        circuit-status cool deadline factor jitter key kill-after max-delay \
-        metrics on on-giveup on-output on-retry on-success report \
+        circuit-status cool deadline factor hook-grace jitter key kill-after \
+        max-delay metrics on on-giveup on-output on-retry on-success report \
         reset-after seed signal splay stop-on stop-on-output \
         store store-fail store-timeout timeout trip
     set -l all $valued buffer-stdout circuit-list dry-run help \
@@ -179,3 +179,4 @@ complete -c retry -n $cond -l metrics -rF -d "Write the run's Prometheus metrics
 complete -c retry -n $cond -l on-retry -x -d 'Run CMD after a failed attempt, before the next'
 complete -c retry -n $cond -l on-giveup -x -d 'Run CMD once when the run ends without success'
 complete -c retry -n $cond -l on-success -x -d 'Run CMD once when the run ends with success'
+complete -c retry -n $cond -l hook-grace -x -d 'Time the end hooks may run past the deadline'

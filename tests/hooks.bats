@@ -59,6 +59,20 @@ FACTS='echo "$0 $RETRY_ATTEMPT/$RETRY_MAX_ATTEMPTS status=$RETRY_STATUS signal=$
 	[ ! -s leaked ]
 }
 
+@test "after a hook, the attempts find the caller's own RETRY_STATUS, RETRY_SIGNAL, ..., and an end hook finds no RETRY_NEXT_DELAY of the caller's" {
+	run -1 --separate-stderr env RETRY_STATUS=s RETRY_SIGNAL=g \
+	    RETRY_OUTCOME=o RETRY_NEXT_DELAY=n RETRY_ELAPSED=e RETRY_REPORT=r \
+	    "$RETRY" -n 3 -b 1ms --on-retry "$FACTS" --on-giveup "$FACTS" \
+	    sh -c 'echo "$RETRY_STATUS $RETRY_SIGNAL $RETRY_OUTCOME $RETRY_NEXT_DELAY $RETRY_ELAPSED $RETRY_REPORT" >>seen; exit 1'
+	[ "$(cat seen)" = "$(printf 's g o n e r\ns g o n e r\ns g o n e r')" ]
+	# The hooks find their own facts, and none of the caller's.
+	[ "$(wc -l <facts)" -eq 3 ]
+	matches "$(sed -n 2p facts)" \
+	    '^/bin/sh 2/3 status=1 signal= outcome=running next=0\.[0-9]{3} elapsed=[0-9.]+ key=[0-9a-f-]+ report=unset$'
+	matches "$(sed -n 3p facts)" \
+	    '^/bin/sh 3/3 status=1 signal= outcome=attempts_exhausted next=unset elapsed=[0-9.]+ key=[0-9a-f-]+ report=unset$'
+}
+
 @test "a hook's stdout goes to retry's stderr, its stdin is /dev/null, it runs in a process group of its own" {
 	run -1 --separate-stderr "$RETRY" -n 2 -b 1ms \
 	    --on-retry 'echo to-stdout; read -r line || echo stdin-empty; ps_pgid=$(proc-state $$ pgid); [ "$ps_pgid" = $$ ] && echo own-group' \
@@ -89,8 +103,106 @@ FACTS='echo "$0 $RETRY_ATTEMPT/$RETRY_MAX_ATTEMPTS status=$RETRY_STATUS signal=$
 	[ "${stderr_lines[0]}" = "retry: attempt 1/3 failed with exit 1; next in 0.010s" ]
 	[ "${stderr_lines[1]}" = "retry: --on-retry: stopped at the deadline" ]
 	[ "${#stderr_lines[@]}" -eq 3 ]
-	# No attempt started at or after the deadline.
-	[[ ${stderr_lines[2]} == "retry: attempt 1/3 failed with exit 1; giving up"* ]]
+	# No attempt started at or after the deadline, and the last line
+	# blames the hook, not the delay that it has just said fits.
+	[ "${stderr_lines[2]}" = "retry: attempt 1/3 failed with exit 1; giving up: the deadline passed during --on-retry" ]
+}
+
+@test "a deadline that passes after the delay (here in a wait for the circuit's lock) is said as such, not as a delay that would pass it" {
+	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/state
+	"$RETRY" --circuit lk true
+	# The hook leaves another run's lock held for the attempt that follows.
+	run -1 --separate-stderr "$RETRY" --circuit lk -n 3 -b 200ms -j none \
+	    -D 700ms --on-retry 'hold-lock "$RETRY_STATE_DIR/.lk.lock" ready 3>&- &
+		echo $! >holder.pid; while [ ! -e ready ]; do sleep 0.01; done' \
+	    false
+	later "$(cat holder.pid)"
+	expect_stderr "retry: attempt 1/3 failed with exit 1; next in 0.200s
+retry: attempt 1/3 failed with exit 1; giving up: the deadline passed before the next attempt"
+}
+
+@test "--on-giveup runs when the deadline stops a hung job, within its grace: the heartbeat's fail ping goes out" {
+	local t0 t1 before
+	before=$(date +%s%3N)
+	t0=$(now_ms)
+	run -124 --separate-stderr "$RETRY" -n 4 -D 200ms \
+	    --on-success 'echo ok >>pings' \
+	    --on-giveup 'echo "fail $RETRY_OUTCOME $RETRY_DEADLINE" >>pings' \
+	    sleep 10
+	t1=$(now_ms)
+	expect_stderr "retry: attempt 1/4 timed out at the deadline; giving up"
+	between $((t1 - t0)) 180 1500
+	[ "$(wc -l <pings)" -eq 1 ]
+	[ "$(cut -d' ' -f1-2 pings)" = "fail deadline" ]
+	# RETRY_DEADLINE: the end of the grace, 10s after the deadline.
+	local grace_end
+	grace_end=$(cut -d' ' -f3 pings | tr -d .)
+	between $((grace_end - before)) 10190 10900
+}
+
+@test "--hook-grace bounds an end hook past the deadline: stopped at its end, with one warning" {
+	local t0 t1 before
+	before=$(date +%s%3N)
+	t0=$(now_ms)
+	run -124 --separate-stderr "$RETRY" -n 2 -D 200ms -k 0 \
+	    --hook-grace 300ms --on-giveup 'echo "$RETRY_DEADLINE" >seen; sleep 5' \
+	    sleep 10
+	t1=$(now_ms)
+	expect_stderr "retry: attempt 1/2 timed out at the deadline; giving up
+retry: --on-giveup: stopped at the end of --hook-grace"
+	# 200 ms of deadline, then 300 ms of grace, not the hook's 5 s.
+	between $((t1 - t0)) 480 1500
+	between $(($(tr -d . <seen) - before)) 490 900
+	# A grace that has passed by the time the run ends starts nothing.
+	run -124 --separate-stderr "$RETRY" -n 2 -D 100ms -k 200ms --hook-grace 1ms \
+	    --on-giveup 'touch ran' sh -c 'trap "" TERM; sleep 1'
+	[ ! -e ran ]
+	[ "${stderr_lines[1]}" = "retry: --on-giveup not run: the deadline and --hook-grace have passed" ]
+}
+
+@test "--hook-grace 0: an end hook does not start after the deadline, and stops at it" {
+	run -124 --separate-stderr "$RETRY" -D 200ms --hook-grace 0 \
+	    --on-giveup 'touch ran' sleep 10
+	[ ! -e ran ]
+	expect_stderr "retry: attempt 1/5 timed out at the deadline; giving up
+retry: --on-giveup not run: the deadline has passed"
+	local t0
+	t0=$(now_ms)
+	run -1 --separate-stderr "$RETRY" -n 1 -D 300ms -k 0 --hook-grace 0 \
+	    --on-giveup 'sleep 5' false
+	between $(($(now_ms) - t0)) 280 1200
+	[ "${stderr_lines[1]}" = "retry: --on-giveup: stopped at the deadline" ]
+	run -125 --separate-stderr "$RETRY" --hook-grace 5x touch ran
+	[[ $stderr == "retry: --hook-grace '5x': invalid duration"* ]]
+	[ ! -e ran ]
+}
+
+@test "no end hook runs once a signal has ended the run, even within the grace" {
+	"$RETRY" -n 3 -D 5s --on-giveup 'touch ran' \
+	    sh -c 'echo $$ >cmd.pid; sleep 5' 2>err 3>&- &
+	local pid=$!
+	later "$pid"
+	wait_for cmd.pid
+	kill -TERM "$pid"
+	local status=0
+	wait "$pid" || status=$?
+	[ "$status" -eq 143 ]
+	[ ! -e ran ]
+}
+
+@test "SIGTERM while an end hook runs in its grace: the hook gets it, retry dies of SIGTERM at once" {
+	"$RETRY" -D 200ms --on-giveup 'echo $$ >hook.pid; sleep 5' sleep 10 \
+	    2>err 3>&- &
+	local pid=$!
+	later "$pid"
+	wait_for hook.pid
+	local t0 status=0
+	t0=$(now_ms)
+	kill -TERM "$pid"
+	wait "$pid" || status=$?
+	[ "$status" -eq 143 ]
+	between $(($(now_ms) - t0)) 0 1000
+	gone "$(cat hook.pid)"
 }
 
 @test "a hook that fails, is killed or cannot run gives one warning and changes nothing" {
