@@ -279,7 +279,7 @@ starts_line(int fd)
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    (flags = fcntl(fd, F_GETFL)) == -1)
 		return 0;
-	at = flags & O_APPEND ? st.st_size : lseek(fd, 0, SEEK_CUR);
+	at = (flags & O_APPEND) ? st.st_size : lseek(fd, 0, SEEK_CUR);
 	if (at <= 0)
 		return at == 0;
 	return byte_at(fd, flags, &st, at - 1) == '\n';
@@ -339,17 +339,26 @@ open_group(const struct policy *p, const struct run *r)
 	end_own(&l, 0);
 }
 
+/* The open GitLab section ends: GitLab needs no stop around it. */
+static void
+end_section(void)
+{
+	put("\033[0Ksection_end:%lld:retry_attempt_%ld\r\033[0K\n",
+	    (long long)(realtime_now() / NS_PER_SEC), group);
+	group = 0;
+}
+
 /* The open group ends; on GitHub, among lines of l. */
 static void
 end_group(struct lines *l)
 {
 	if (group == 0)
 		return;
-	if (format == CI_GITLAB)
-		put("\033[0Ksection_end:%lld:retry_attempt_%ld\r\033[0K\n",
-		    (long long)(realtime_now() / NS_PER_SEC), group);
-	else
-		add(l, "::endgroup::\n");
+	if (format == CI_GITLAB) {
+		end_section();
+		return;
+	}
+	add(l, "::endgroup::\n");
 	group = 0;
 }
 
@@ -362,7 +371,7 @@ close_group(void)
 	if (group == 0)
 		return;
 	if (format == CI_GITLAB) {
-		end_group(NULL);
+		end_section();
 		return;
 	}
 	begin_own(&l);
