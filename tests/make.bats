@@ -230,6 +230,60 @@ complete_in() {
 	[ "$(cat "$BATS_TEST_TMPDIR/ran")" = tests ]
 }
 
+# dispositions_bats: a fake bats ($fake) that writes the SIGINT and SIGQUIT
+# dispositions its children get to "dispositions", as bash's trap -p
+# shows them (empty: both at their defaults).
+dispositions_bats() {
+	fake=$BATS_TEST_TMPDIR/fake-bats
+	printf '#!/bin/sh\nbash -c "trap -p INT QUIT" >"%s"\n' \
+	    "$BATS_TEST_TMPDIR/dispositions" >"$fake"
+	chmod +x "$fake"
+}
+
+@test "run-bats started with SIGINT and SIGQUIT ignored (nohup, a background job) runs bats with their default actions, and says so" {
+	local fake said="ignored from the start (nohup, a background job): the suite runs with the default actions restored"
+	dispositions_bats
+	run -0 with-signals -i INT -i QUIT env BATS="$fake" \
+	    sh "$TOP/tests/run-bats" tests/terminal.bats
+	[ "$output" = "run-bats: SIGINT and SIGQUIT $said" ]
+	[ ! -s "$BATS_TEST_TMPDIR/dispositions" ]
+	run -0 with-signals -d INT -i QUIT env BATS="$fake" \
+	    sh "$TOP/tests/run-bats" tests/terminal.bats
+	[ "$output" = "run-bats: SIGQUIT $said" ]
+	[ ! -s "$BATS_TEST_TMPDIR/dispositions" ]
+	# Neither ignored: not a word.
+	run -0 with-signals -d INT -d QUIT env BATS="$fake" \
+	    sh "$TOP/tests/run-bats" tests/terminal.bats
+	[ "$output" = "" ]
+	[ ! -s "$BATS_TEST_TMPDIR/dispositions" ]
+}
+
+@test "with SIGINT ignored and no with-signals to restore it, run-bats says so and need_keyboard_signals skips, saying why" {
+	local fake t=$BATS_TEST_TMPDIR
+	dispositions_bats
+	mkdir -p "$t/tree/tests"
+	cp "$TOP/tests/run-bats" "$t/tree/tests/"
+	run -0 with-signals -i INT env BATS="$fake" \
+	    sh "$t/tree/tests/run-bats" tests/terminal.bats
+	[ "$output" = "run-bats: SIGINT ignored from the start (nohup, a background job), and tests/helpers/with-signals (built by make test) is not there to restore them: the tests that need them skip" ]
+	[ "$(cat "$t/dispositions")" = "trap -- '' SIGINT" ]
+	# What such a test says, from common.bash with bats' skip stood in.
+	run -0 with-signals -i INT bash -c '
+		bats_require_minimum_version() { :; }
+		skip() { echo "skip: $1"; exit 0; }
+		. "$0"
+		need_keyboard_signals
+		echo not skipped' "$TOP/tests/helpers/common.bash"
+	[ "$output" = "skip: SIGINT ignored from the start (nohup, a background job), and retry keeps an ignored signal ignored: run the suite through tests/run-bats, which restores the default actions" ]
+	run -0 with-signals -d INT -d QUIT bash -c '
+		bats_require_minimum_version() { :; }
+		skip() { echo "skip: $1"; exit 0; }
+		. "$0"
+		need_keyboard_signals
+		echo not skipped' "$TOP/tests/helpers/common.bash"
+	[ "$output" = "not skipped" ]
+}
+
 # no_bats_tree: a copy of run-bats where no bats is installed or fetched
 # yet, and a PATH of sh, dirname and an npm and apt-get that only leave a
 # mark in $BATS_TEST_TMPDIR/fetched.
