@@ -58,14 +58,57 @@ compile_line() {
 	for m in $(makes); do
 		# GNU make runs a line with $(MAKE) in it even under -n.
 		run -0 "$m" -n -C "$dir" check-build check-static check-valgrind \
-		    check-sanitize check-musl check-busybox check-portable fuzz \
-		    deps dist distcheck
-		for s in build static valgrind sanitize musl portable fuzz deps \
-		    dist distcheck; do
+		    check-sanitize check-musl check-busybox check-portable \
+		    check-load fuzz deps dist distcheck
+		for s in build static valgrind sanitize musl portable load fuzz \
+		    deps dist distcheck; do
 			[[ $output == *"sh tests/check/$s.sh"* ]]
 		done
 		[[ $output == *"sh tests/check/busybox-run "* ]]
 		[ -z "$(find "$dir" -newer "$BATS_TEST_TMPDIR/copied")" ]
+	done
+}
+
+# outside_bats COMMAND ...: COMMAND in the environment of a shell outside
+# bats (none of the BATS_ variables and functions that this bats exports,
+# its libexec off PATH), so that it can run a bats of its own.
+outside_bats() {
+	local d dirs path=
+	IFS=: read -ra dirs <<<"$PATH"
+	for d in "${dirs[@]}"; do
+		[ "$d" = "${BATS_LIBEXEC:-}" ] || path=${path:+$path:}$d
+	done
+	env -i HOME="$HOME" PATH="$path" TMPDIR="${TMPDIR:-/tmp}" "$@"
+}
+
+@test "check-load: a CPU hog on each core, ROUNDS rounds, each said; fails if one does, and stops the hogs by their pids" {
+	local t=$BATS_TEST_TMPDIR pids p
+	# A test that fails in round 2 only, as a flaky one would.
+	printf '@test "flaky" {\n\techo x >>"%s"\n\t[ "$(wc -l <"%s")" -ne 2 ]\n}\n' \
+	    "$t/runs" "$t/runs" >"$t/flaky.bats"
+	run -1 outside_bats ROUNDS=3 sh "$TOP/tests/check/load.sh" \
+	    "$t/flaky.bats" 3>&-
+	echo "$output"
+	matches "${lines[0]}" '^check-load: [0-9]+ CPU hogs \(yes >/dev/null, pids( [0-9]+)+; pinned to cores:(( [0-9]+)+| none)\); 3 rounds of: run-bats .*/flaky\.bats$'
+	matches "${lines[1]}" '^check-load: round 1/3: passed in [0-9]+s, load average [0-9.]+$'
+	matches "${lines[2]}" '^check-load: round 2/3: FAILED \(status 1\) in [0-9]+s, load average [0-9.]+; its failures:$'
+	[ "${lines[3]}" = "not ok 1 flaky" ]
+	[ "${lines[-2]:0:29}" = "check-load: round 3/3: passed" ]
+	[ "${lines[-1]}" = "check-load: 1 of 3 rounds failed" ]
+	[ "$(wc -l <"$t/runs")" -eq 3 ]
+	# One hog per core this test may use, and none left running.
+	pids=${lines[0]#*pids }
+	pids=${pids%%;*}
+	[ "$(wc -w <<<"$pids")" -eq "$(getconf _NPROCESSORS_ONLN)" ]
+	for p in $pids; do
+		gone "$p"
+	done
+	run -0 outside_bats ROUNDS=1 sh "$TOP/tests/check/load.sh" \
+	    "$t/flaky.bats" 3>&-
+	[ "${lines[-1]}" = "check-load: every round passed (ROUNDS=1)" ]
+	for r in x 0 -1 07; do
+		run -2 env ROUNDS="$r" sh "$TOP/tests/check/load.sh" "$t/flaky.bats"
+		[ "$output" = "check-load: ROUNDS=$r: give the number of rounds, 1 or more" ]
 	done
 }
 
