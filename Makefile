@@ -3,8 +3,9 @@
 # and make uninstall (PREFIX, DESTDIR, the directories below) copy and
 # remove what a package holds; make clean.  The rest are one line each,
 # calling a script of tests/check/ whose header says what it checks: check
-# (CI, after make test: every check-*, then fuzz), fuzz (FUZZTIME=60), deps
-# (as root: what check needs), dist, distcheck; bench (QUICK=1) runs bench/.
+# (CI, after make test: every check-* but check-load, then fuzz), check-load
+# (ROUNDS=5), fuzz (FUZZTIME=60), deps (as root: what check needs), dist,
+# distcheck; bench (QUICK=1) runs bench/.
 VERSION = 0.3.0
 
 # CC, CFLAGS, CPPFLAGS and LDFLAGS are the user's, from the environment or
@@ -49,7 +50,7 @@ COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
 
 .PHONY: all test install uninstall clean check check-build check-static \
 	check-valgrind check-sanitize check-musl check-busybox check-portable \
-	fuzz deps dist distcheck bench bench-helpers bench-store static
+	check-load fuzz deps dist distcheck bench bench-helpers bench-store static
 
 all: retry
 retry: $(SRCS) $(HDRS) Makefile
@@ -102,6 +103,7 @@ check-sanitize: $(TESTPROGS) ; @$(CHECKENV) sh tests/check/sanitize.sh
 check-musl: $(TESTPROGS) ; @$(CHECKENV) sh tests/check/musl.sh
 check-busybox: retry $(TESTPROGS) ; sh tests/check/busybox-run $(RUNBATS) tests
 check-portable: ; @$(CHECKENV) sh tests/check/portable.sh
+check-load: retry $(TESTPROGS) ; @BATS='$(BATS)' ROUNDS='$(ROUNDS)' sh tests/check/load.sh
 fuzz: ; @$(CHECKENV) sh tests/check/fuzz.sh
 deps: ; sh tests/check/deps.sh
 dist: ; @VERSION='$(VERSION)' sh tests/check/dist.sh

@@ -720,7 +720,13 @@ retry: circuit pb stays open past the deadline; giving up"
 	wait_for child
 	kill -KILL "$pid"
 	wait "$pid" || true
-	kill -KILL "$(cat child)"
+	# The parent-death signal may have ended the child already, and an
+	# init that reaps at once (a PID namespace's) leaves no process to
+	# signal then: the child gone is what counts, whoever ended it.
+	local child
+	child=$(cat child)
+	kill -KILL "$child" 2>/dev/null || true
+	gone "$child"
 	[ "$(rec gone probe)" = "$pid" ]
 	local start
 	start=$(now_ms)

@@ -58,14 +58,57 @@ compile_line() {
 	for m in $(makes); do
 		# GNU make runs a line with $(MAKE) in it even under -n.
 		run -0 "$m" -n -C "$dir" check-build check-static check-valgrind \
-		    check-sanitize check-musl check-busybox check-portable fuzz \
-		    deps dist distcheck
-		for s in build static valgrind sanitize musl portable fuzz deps \
-		    dist distcheck; do
+		    check-sanitize check-musl check-busybox check-portable \
+		    check-load fuzz deps dist distcheck
+		for s in build static valgrind sanitize musl portable load fuzz \
+		    deps dist distcheck; do
 			[[ $output == *"sh tests/check/$s.sh"* ]]
 		done
 		[[ $output == *"sh tests/check/busybox-run "* ]]
 		[ -z "$(find "$dir" -newer "$BATS_TEST_TMPDIR/copied")" ]
+	done
+}
+
+# outside_bats COMMAND ...: COMMAND in the environment of a shell outside
+# bats (none of the BATS_ variables and functions that this bats exports,
+# its libexec off PATH), so that it can run a bats of its own.
+outside_bats() {
+	local d dirs path=
+	IFS=: read -ra dirs <<<"$PATH"
+	for d in "${dirs[@]}"; do
+		[ "$d" = "${BATS_LIBEXEC:-}" ] || path=${path:+$path:}$d
+	done
+	env -i HOME="$HOME" PATH="$path" TMPDIR="${TMPDIR:-/tmp}" "$@"
+}
+
+@test "check-load: a CPU hog on each core, ROUNDS rounds, each said; fails if one does, and stops the hogs by their pids" {
+	local t=$BATS_TEST_TMPDIR pids p
+	# A test that fails in round 2 only, as a flaky one would.
+	printf '@test "flaky" {\n\techo x >>"%s"\n\t[ "$(wc -l <"%s")" -ne 2 ]\n}\n' \
+	    "$t/runs" "$t/runs" >"$t/flaky.bats"
+	run -1 outside_bats ROUNDS=3 sh "$TOP/tests/check/load.sh" \
+	    "$t/flaky.bats" 3>&-
+	echo "$output"
+	matches "${lines[0]}" '^check-load: [0-9]+ CPU hogs \(yes >/dev/null, pids( [0-9]+)+; pinned to cores:(( [0-9]+)+| none)\); 3 rounds of: run-bats .*/flaky\.bats$'
+	matches "${lines[1]}" '^check-load: round 1/3: passed in [0-9]+s, load average [0-9.]+$'
+	matches "${lines[2]}" '^check-load: round 2/3: FAILED \(status 1\) in [0-9]+s, load average [0-9.]+; its failures:$'
+	[ "${lines[3]}" = "not ok 1 flaky" ]
+	[ "${lines[-2]:0:29}" = "check-load: round 3/3: passed" ]
+	[ "${lines[-1]}" = "check-load: 1 of 3 rounds failed" ]
+	[ "$(wc -l <"$t/runs")" -eq 3 ]
+	# One hog per core this test may use, and none left running.
+	pids=${lines[0]#*pids }
+	pids=${pids%%;*}
+	[ "$(wc -w <<<"$pids")" -eq "$(getconf _NPROCESSORS_ONLN)" ]
+	for p in $pids; do
+		gone "$p"
+	done
+	run -0 outside_bats ROUNDS=1 sh "$TOP/tests/check/load.sh" \
+	    "$t/flaky.bats" 3>&-
+	[ "${lines[-1]}" = "check-load: every round passed (ROUNDS=1)" ]
+	for r in x 0 -1 07; do
+		run -2 env ROUNDS="$r" sh "$TOP/tests/check/load.sh" "$t/flaky.bats"
+		[ "$output" = "check-load: ROUNDS=$r: give the number of rounds, 1 or more" ]
 	done
 }
 
@@ -228,6 +271,60 @@ complete_in() {
 	chmod +x "$fake"
 	run -0 make -s -C "$TOP" test BATS="$fake"
 	[ "$(cat "$BATS_TEST_TMPDIR/ran")" = tests ]
+}
+
+# dispositions_bats: a fake bats ($fake) that writes the SIGINT and SIGQUIT
+# dispositions its children get to "dispositions", as bash's trap -p
+# shows them (empty: both at their defaults).
+dispositions_bats() {
+	fake=$BATS_TEST_TMPDIR/fake-bats
+	printf '#!/bin/sh\nbash -c "trap -p INT QUIT" >"%s"\n' \
+	    "$BATS_TEST_TMPDIR/dispositions" >"$fake"
+	chmod +x "$fake"
+}
+
+@test "run-bats started with SIGINT and SIGQUIT ignored (nohup, a background job) runs bats with their default actions, and says so" {
+	local fake said="ignored from the start (nohup, a background job): the suite runs with the default actions restored"
+	dispositions_bats
+	run -0 with-signals -i INT -i QUIT env BATS="$fake" \
+	    sh "$TOP/tests/run-bats" tests/terminal.bats
+	[ "$output" = "run-bats: SIGINT and SIGQUIT $said" ]
+	[ ! -s "$BATS_TEST_TMPDIR/dispositions" ]
+	run -0 with-signals -d INT -i QUIT env BATS="$fake" \
+	    sh "$TOP/tests/run-bats" tests/terminal.bats
+	[ "$output" = "run-bats: SIGQUIT $said" ]
+	[ ! -s "$BATS_TEST_TMPDIR/dispositions" ]
+	# Neither ignored: not a word.
+	run -0 with-signals -d INT -d QUIT env BATS="$fake" \
+	    sh "$TOP/tests/run-bats" tests/terminal.bats
+	[ "$output" = "" ]
+	[ ! -s "$BATS_TEST_TMPDIR/dispositions" ]
+}
+
+@test "with SIGINT ignored and no with-signals to restore it, run-bats says so and need_keyboard_signals skips, saying why" {
+	local fake t=$BATS_TEST_TMPDIR
+	dispositions_bats
+	mkdir -p "$t/tree/tests"
+	cp "$TOP/tests/run-bats" "$t/tree/tests/"
+	run -0 with-signals -i INT env BATS="$fake" \
+	    sh "$t/tree/tests/run-bats" tests/terminal.bats
+	[ "$output" = "run-bats: SIGINT ignored from the start (nohup, a background job), and tests/helpers/with-signals (built by make test) is not there to restore them: the tests that need them skip" ]
+	[ "$(cat "$t/dispositions")" = "trap -- '' SIGINT" ]
+	# What such a test says, from common.bash with bats' skip stood in.
+	run -0 with-signals -i INT bash -c '
+		bats_require_minimum_version() { :; }
+		skip() { echo "skip: $1"; exit 0; }
+		. "$0"
+		need_keyboard_signals
+		echo not skipped' "$TOP/tests/helpers/common.bash"
+	[ "$output" = "skip: SIGINT ignored from the start (nohup, a background job), and retry keeps an ignored signal ignored: run the suite through tests/run-bats, which restores the default actions" ]
+	run -0 with-signals -d INT -d QUIT bash -c '
+		bats_require_minimum_version() { :; }
+		skip() { echo "skip: $1"; exit 0; }
+		. "$0"
+		need_keyboard_signals
+		echo not skipped' "$TOP/tests/helpers/common.bash"
+	[ "$output" = "not skipped" ]
 }
 
 # no_bats_tree: a copy of run-bats where no bats is installed or fetched

@@ -109,6 +109,7 @@ run_ends() {
 }
 
 @test "outcome interrupted: retry dies of the keyboard's signal that ended the attempt" {
+	need_keyboard_signals
 	run_ends 130 interrupted \
 	    '^retry: attempt 1/3 killed by SIGINT; giving up: interrupted$' \
 	    "128 + Ar S" -- -n 3 sh -c 'kill -INT $$'

@@ -27,6 +27,7 @@ shells() {
 # that hits a shell's vfork() of a command reaches a half-made child.
 
 @test "Ctrl-C during an attempt in a dash or bash script kills the script by SIGINT" {
+	need_keyboard_signals
 	local sh
 	for sh in $(shells); do
 		run --separate-stderr "$PTYRUN" -o attempt -p 100 -i '\003' -- "$sh" -c '
@@ -43,6 +44,7 @@ shells() {
 }
 
 @test "Ctrl-C during an attempt runs the script's INT trap, once" {
+	need_keyboard_signals
 	local sh
 	for sh in $(shells); do
 		run --separate-stderr "$PTYRUN" -o attempt -p 100 -i '\003' -- "$sh" -c '
@@ -57,6 +59,7 @@ shells() {
 }
 
 @test "Ctrl-C during a delay in a script kills the script by SIGINT" {
+	need_keyboard_signals
 	local sh
 	for sh in $(shells); do
 		run --separate-stderr "$PTYRUN" -o 'next in' -p 50 -i '\003' -- \

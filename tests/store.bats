@@ -423,9 +423,10 @@ open_circuit() {
 	kill -CONT "$redis"
 	echo "status $rc after $took ms: $(cat err)"
 	[ "$rc" -eq 124 ]
-	# The deadline, the kill-after, 100 ms to record it; slack for two
-	# shared cores.
-	between "$took" 1700 2100
+	# The deadline and the kill-after (1.7 s), with slack for a loaded
+	# machine (a round of make check-load took 2.3 s): what the bound
+	# catches is a renewal that waits out the 5 s store timeout (6.5 s).
+	between "$took" 1700 3500
 	# -T 1.1s: the attempt is stopped then, not when the renewal gives up.
 	rm started
 	redis-cli -s "$OWN/sock" flushall >/dev/null

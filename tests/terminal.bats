@@ -10,6 +10,7 @@ PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 # command reaches a half-made child, and no job control can help that.
 
 @test "Ctrl-C during an attempt reaches the attempt once; retry dies of SIGINT" {
+	need_keyboard_signals
 	count=$BATS_TEST_TMPDIR/ints
 	run --separate-stderr "$PTYRUN" -o ready -i '\003' -- "$RETRY" -b 10ms \
 	    sh -c 'trap "echo int >>'"$count"'; trap - INT; kill -INT \$\$" INT
@@ -22,6 +23,7 @@ PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 }
 
 @test "Ctrl-C during a delay ends retry at once, by SIGINT" {
+	need_keyboard_signals
 	run --separate-stderr "$PTYRUN" -o 'next in' -i '\003' -- "$RETRY" -b 20s false
 	[ "$status" -eq 130 ]
 	[[ $output == *"giving up: interrupted by SIGINT"* ]]
@@ -93,6 +95,7 @@ PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 }
 
 @test "SIGINT sent to retry's PID by another process while the attempt holds the terminal is not the keyboard's: retry's group does not get it" {
+	need_keyboard_signals
 	cd "$BATS_TEST_TMPDIR"
 	# A sibling in retry's process group, as a calling script would be:
 	# sh starts it, then retry takes sh's place as the group's leader.
@@ -112,6 +115,7 @@ PTYRUN=$BATS_TEST_DIRNAME/helpers/ptyrun
 }
 
 @test "at a terminal, a run that finds the circuit open says so at once, not after the cool-down" {
+	need_keyboard_signals
 	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/state
 	"$RETRY" -q -n 1 --circuit c --trip 1 --cool 1h false || true
 	run --separate-stderr "$PTYRUN" -t 5000 -o 'circuit c is open; waiting' \

@@ -103,6 +103,19 @@ need_root_and_nobody() {
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
 }
 
+# need_keyboard_signals: skips the test unless the processes it starts get
+# SIGINT and SIGQUIT at their default actions.  A job started with them
+# ignored (nohup, a script's background job, some CI runners) passes that
+# on, and retry rightly keeps an ignored signal ignored; tests/run-bats
+# restores them for the suite when it can, so this skips only when it
+# could not (or bats was run directly).
+need_keyboard_signals() {
+	local ign
+	ign=$(bash -c 'trap -p INT QUIT' | sed -n "s/^trap -- '' //p")
+	[ -z "$ign" ] && return
+	skip "${ign//$'\n'/ and } ignored from the start (nohup, a background job), and retry keeps an ignored signal ignored: run the suite through tests/run-bats, which restores the default actions"
+}
+
 # hold_lock FILE [TENTHS]: a process (its pid in $holder, killed in
 # teardown) holds the lock of the circuit's lock file FILE, taken within
 # TENTHS/10 s (50).
