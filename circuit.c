@@ -964,8 +964,10 @@ circuit_result(struct circuit *c, int64_t until, int success,
 			}
 		}
 		/* The probe's attempt has ended: its group is no one's to end. */
-		if (c->sh.probing)
+		if (c->sh.probing) {
 			memset(&rec.group, 0, sizeof(rec.group));
+			rec.host[0] = '\0';
+		}
 		s = end_step(c, changed);
 		if (s != STEP_DONE)
 			c->sh.turned = TURN_NONE;
