@@ -34,7 +34,8 @@
 #include "proc.h"
 
 #define MAGIC		"retry-circuit 1\n"
-#define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256 + RUNS_MAX)
+#define GROUP_LINE_MAX	(12 + 3 * 21 + HOST_MAX + 1)	/* "probe-group ..." */
+#define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256 + RUNS_MAX + GROUP_LINE_MAX)
 #define COUNT_MAX	INT_MAX
 #define PAGE_MIN	4096	/* no system retry runs on has smaller pages */
 
@@ -51,6 +52,8 @@ struct record {
 	int64_t		 retries[BUDGET_MAX];	/* Unix ns, oldest first */
 	size_t		 nruns;
 	char		 runs[RUNS_MAX + 1];	/* p, r or f per run, oldest first */
+	struct group_mark group;	/* the probe's attempt, or pgid 0 */
+	char		 host[HOST_MAX + 1];	/* group: where it runs */
 };
 
 static const char *const state_names[] = { "closed", "open", "half-open" };
@@ -376,6 +379,45 @@ parse_runs(char **p, struct record *r)
 	return **p == '\n' ? 0 : -1;
 }
 
+/* Whether c is a byte of a host's name as the record keeps it. */
+static int
+host_byte(char c)
+{
+	return c > ' ' && c <= '~';
+}
+
+/*
+ * "\nprobe-group PGID SID START HOST" at *p: the process group of the
+ * probe's attempt while it runs, since 0.4 (after "runs"), so that a run
+ * that takes the probe over from a killed one on the same host can end
+ * what is left of it.  None: no group (a record of 0.3, or no probe).
+ */
+static int
+parse_group(char **p, struct record *r)
+{
+	int64_t v[3];
+	size_t n;
+
+	if (word(p, "\nprobe-group ") == -1)
+		return 0;
+	if (scan_bounded(p, INT_MAX, &v[0]) == -1 || v[0] < 2 ||
+	    word(p, " ") == -1 || scan_bounded(p, INT_MAX, &v[1]) == -1 ||
+	    word(p, " ") == -1 || scan_bounded(p, INT64_MAX, &v[2]) == -1 ||
+	    word(p, " ") == -1)
+		return -1;
+	for (n = 0; n <= HOST_MAX && host_byte((*p)[n]); n++)
+		continue;
+	if (n == 0 || n > HOST_MAX || (*p)[n] != '\n')
+		return -1;
+	r->group.pgid = (long)v[0];
+	r->group.sid = (long)v[1];
+	r->group.start = (unsigned long long)v[2];
+	memcpy(r->host, *p, n);
+	r->host[n] = '\0';
+	*p += n;
+	return 0;
+}
+
 /*
  * The text of a record into *r, every field within its range, so that no
  * arithmetic on it can overflow and no wait can be longer than a duration
@@ -420,7 +462,7 @@ parse_record(char *text, int64_t now, struct record *r)
 		    -1 || (i > 0 && r->retries[i] < r->retries[i - 1]))
 			return -1;
 	}
-	if (*p != '\n' || parse_runs(&p, r) == -1)
+	if (*p != '\n' || parse_runs(&p, r) == -1 || parse_group(&p, r) == -1)
 		return -1;
 	while (*p == '\n')	/* a longer record's length, written in place */
 		p++;
@@ -443,6 +485,10 @@ format_record(char *buf, size_t size, const struct record *r)
 	if (len < size)
 		len += (size_t)snprintf(buf + len, size - len, "\nruns %zu%s%s\n",
 		    r->nruns, r->nruns > 0 ? " " : "", r->runs);
+	if (len < size && r->group.pgid != 0)
+		len += (size_t)snprintf(buf + len, size - len, "probe-group %ld "
+		    "%ld %llu %s\n", r->group.pgid, r->group.sid,
+		    r->group.start, r->host);
 	return len;
 }
 
@@ -738,6 +784,38 @@ take_retry(long n, int64_t window, int64_t now, int *changed)
 }
 
 /*
+ * The probe was taken over from a run that is gone: the group of its
+ * attempt, if it ran here, is what a run killed with SIGKILL leaves (its
+ * leader alone dies with it, where the system allows), and would probe
+ * beside this run's.  Ended first, outside the lock, before this run's
+ * attempt starts: the probe keeps the others out meanwhile.
+ */
+static void
+end_left_group(struct circuit *c, long holder, const struct group_mark *m,
+    int64_t until)
+{
+	struct group_end g;
+
+	c->sh.taken_from = 0;
+	c->sh.end_error = 0;
+	if (proc_end_group(m, until, &g) == -1)
+		c->sh.end_error = errno;
+	else if (g.ended == 0)
+		return;
+	c->sh.taken_from = holder;
+	c->sh.ended = g.ended;
+	c->sh.left = g.left;
+}
+
+/* The record names a probe's group on this host that is not this run's. */
+static int
+group_left_here(const struct circuit *c)
+{
+	return rec.group.pgid != 0 && c->host[0] != '\0' &&
+	    strcmp(rec.host, c->host) == 0 && rec.probe != (long)getpid();
+}
+
+/*
  * May an attempt start now?  Closed: go.  Open and cooling down: wait
  * until it half-opens.  Half-open (or due to be): the run that gets the
  * probe goes, as the one probe; the others wait for it.  A run with
@@ -745,12 +823,15 @@ take_retry(long n, int64_t window, int64_t now, int *changed)
  * that may go takes its place in the budget in the same step, or waits
  * (ADMIT_BUDGET) while the budget is spent, without the probe: held
  * through that wait, it would hold back every other run, first attempts
- * too, which the budget must never hold back.
+ * too, which the budget must never hold back.  A probe taken over from a
+ * run that is gone: what its attempt left on this host is ended first.
  */
 enum circuit_step
 circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
     int retry, enum verdict *v, int64_t *wait)
 {
+	struct group_mark left = { 0, 0, 0 };
+	long holder = 0;
 	int64_t now;
 	enum circuit_step s;
 	int changed = 0, got;
@@ -774,6 +855,10 @@ circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
 			return STEP_FAILED;
 		}
 		*v = got ? ADMIT_PROBE : ADMIT_WAIT;
+		if (got && !c->sh.probing && group_left_here(c)) {
+			left = rec.group;
+			holder = rec.probe;
+		}
 		c->sh.probing = got;
 	}
 	if (*v != ADMIT_WAIT && retry && budget != 0 &&
@@ -790,7 +875,34 @@ circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
 		rec.probe = (long)getpid();
 		changed = 1;
 	}
-	return end_step(c, changed);
+	/* The group stays named until this run's replaces it: a run
+	 * killed meanwhile leaves it for the next. */
+	if ((s = end_step(c, changed)) == STEP_DONE && *v == ADMIT_PROBE &&
+	    left.pgid != 0)
+		end_left_group(c, holder, &left, until);
+	return s;
+}
+
+/*
+ * The probe's attempt has started, in process group pgid: named in the
+ * record with its mark and this host, for a run that takes the probe
+ * over should this one be killed.  Nothing where the system cannot mark
+ * it (not Linux), or without a host's name to match.
+ */
+enum circuit_step
+circuit_probe_group(struct circuit *c, long pgid, int64_t until)
+{
+	struct group_mark m;
+	enum circuit_step s;
+
+	if (!c->sh.probing || c->host[0] == '\0' ||
+	    proc_mark_group(pgid, &m) == -1 || m.start > INT64_MAX)
+		return STEP_DONE;
+	if ((s = begin_step(c, until)) != STEP_DONE)
+		return s;
+	rec.group = m;
+	(void)snprintf(rec.host, sizeof(rec.host), "%s", c->host);
+	return end_step(c, 1);
 }
 
 /*
@@ -833,7 +945,7 @@ circuit_result(struct circuit *c, int64_t until, int success,
 	c->sh.turned = TURN_NONE;
 	if ((s = begin_step(c, until)) == STEP_DONE) {
 		if (success && rec.state == CLOSED && rec.failures == 0 &&
-		    rec.openings == 0)
+		    rec.openings == 0 && (!c->sh.probing || rec.group.pgid == 0))
 			changed = 0;
 		else if (success) {
 			if (rec.state != CLOSED)
@@ -850,6 +962,11 @@ circuit_result(struct circuit *c, int64_t until, int success,
 				c->sh.turned = TURN_OPENED;
 				c->sh.failures = rec.failures;
 			}
+		}
+		/* The probe's attempt has ended: its group is no one's to end. */
+		if (c->sh.probing) {
+			memset(&rec.group, 0, sizeof(rec.group));
+			rec.host[0] = '\0';
 		}
 		s = end_step(c, changed);
 		if (s != STEP_DONE)
@@ -1087,6 +1204,23 @@ circuit_list(struct circuit *c, struct names *names)
 /* ---- Opening ------------------------------------------------------------ */
 
 /*
+ * This host's name as the record keeps it: a word of printable bytes, any
+ * other one as '?', at most HOST_MAX of them; "" when the system has none.
+ */
+static void
+host_name(char *buf, size_t size)
+{
+	size_t i;
+
+	if (gethostname(buf, size) == -1)
+		buf[0] = '\0';
+	buf[size - 1] = '\0';	/* POSIX leaves a cut name unended */
+	for (i = 0; buf[i] != '\0'; i++)
+		if (!host_byte(buf[i]))
+			buf[i] = '?';
+}
+
+/*
  * Opens the state directory and the lock file of NAME (making them if need
  * be, but for reading only), and checks the record.  Returns -1 with the
  * one line that says why in c->sh.err.  Reading only (--circuit-status), a
@@ -1111,6 +1245,7 @@ circuit_open(struct circuit *c, const char *name, int reading_only)
 	}
 	if (name == NULL)
 		return 0;	/* --circuit-list: the directory only */
+	host_name(c->host, sizeof(c->host));
 	/* Refused now, not after a --splay: a record that is not one. */
 	if (read_record(c, &rec, &corrupt, 0) == -1)
 		return -1;

@@ -16,6 +16,8 @@
 #include "names.h"
 #include "shared.h"
 
+#define HOST_MAX	64	/* bytes of a host's name that a record keeps */
+
 /* The record of NAME in the state directory, open. */
 struct circuit {
 	struct shared	 sh;		/* first: what each step says */
@@ -27,11 +29,13 @@ struct circuit {
 	int		 rewrite;	/* the record read was corrupt */
 	int		 missing;	/* reading only: no state directory yet */
 	int		 found;		/* the last read found a record */
+	char		 host[HOST_MAX + 1];	/* this host's name, or "" */
 };
 
 int		 circuit_open(struct circuit *, const char *, int);
 enum circuit_step	 circuit_admit(struct circuit *, int64_t, long, int64_t,
 		    int, enum verdict *, int64_t *);
+enum circuit_step	 circuit_probe_group(struct circuit *, long, int64_t);
 enum circuit_step	 circuit_result(struct circuit *, int64_t, int,
 		    const struct breaker *, double);
 enum circuit_step	 circuit_run_ended(struct circuit *, int64_t,

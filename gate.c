@@ -217,6 +217,31 @@ wait_for(enum wait_reason reason, int64_t wait, enum outcome why)
 }
 
 /*
+ * The probe was taken over from a run that is gone, and what its attempt
+ * left here was ended: said, since it kills processes.
+ */
+static void
+say_taken_over(const struct policy *p)
+{
+	if (sh->taken_from == 0)
+		return;
+	if (sh->end_error != 0)
+		warningx("circuit %s: process %ld, its probe, is gone; cannot "
+		    "end what its attempt left: %s", p->circuit, sh->taken_from,
+		    strerror(sh->end_error));
+	else if (sh->left > 0)
+		say("circuit %s: process %ld, its probe, is gone; sent SIGKILL "
+		    "to the %ld process%s its attempt left, %ld not gone yet",
+		    p->circuit, sh->taken_from, sh->ended, sh->ended == 1 ? "" :
+		    "es", sh->left);
+	else
+		say("circuit %s: process %ld, its probe, is gone; ended the "
+		    "%ld process%s its attempt left", p->circuit,
+		    sh->taken_from, sh->ended, sh->ended == 1 ? "" : "es");
+	sh->taken_from = 0;
+}
+
+/*
  * With --circuit, before an attempt (a retry when retrying): go, or wait
  * while the circuit is open, while another run probes it (50-150 ms,
  * apart from the others), or, for a retry, until the shared budget has
@@ -235,6 +260,7 @@ gate_admit(const struct policy *p, int retrying, int64_t until,
 		return go();
 	g = step_answer(p, step_admit(until, p->budget, p->budget_window,
 	    retrying, &v, &wait));
+	say_taken_over(p);
 	if (g.kind != GATE_GO || g.store_failed != NULL)
 		return g;
 	switch (v) {
@@ -271,12 +297,43 @@ renew_lease(int64_t until)
 		    sh->name);
 }
 
-/* An attempt that probes a circuit on a store renews its lease meanwhile. */
+/*
+ * The probe's attempt has started: its group goes into the record (not
+ * on a store, whose lease has its own end), by until.  Returns a signal
+ * that came while the record was locked, for the watch to forward.  A
+ * record that cannot be written is retry's own failure, as in any step.
+ */
+static int
+note_group(long pgid, int64_t until)
+{
+	switch (circuit_probe_group(&circuit, pgid, until)) {
+	case STEP_DONE:
+		break;
+	case STEP_SIGNAL:
+		return sh->signal;
+	case STEP_TIMEOUT:
+		detail("circuit %s: the probe's process group was not recorded "
+		    "(the record stayed locked)", sh->name);
+		break;
+	case STEP_FAILED:
+	case STEP_STORE:
+		fatalx("%s", sh->err);
+	}
+	return 0;
+}
+
+/*
+ * An attempt that probes a circuit on a store renews its lease meanwhile;
+ * one that probes a record names its process group there as it starts.
+ */
 void
 gate_lease_ticks(const struct policy *p, struct limit *lim)
 {
 	lim->tick = NULL;
 	lim->tick_every = NEVER;
+	lim->started = NULL;
+	if (p->circuit != NULL && !off && !on_store && sh->probing)
+		lim->started = note_group;
 	if (p->circuit == NULL || off || lease() == 0)
 		return;
 	lim->tick = renew_lease;

@@ -15,11 +15,13 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -691,12 +693,25 @@ min_time(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
+/* A signal retry caught, passed on to the attempt and noted in *e. */
+static void
+forward(struct ending *e, int sig)
+{
+	if (e->signal == 0)
+		e->signal = sig;
+	if (sig == SIGINT || sig == SIGQUIT)
+		e->forwarded_int_quit = 1;
+	signal_attempt(sig);
+}
+
 /*
  * Sleeps until the attempt ends, forwarding every signal retry catches,
  * stopping it with lim->signal at lim->at and with SIGKILL kill_after
  * later, and calling lim->tick (if any) every lim->tick_every meanwhile,
  * to be done by the time the loop must act next (the limit, or the
- * SIGKILL), so that no tick holds the attempt past them.
+ * SIGKILL), so that no tick holds the attempt past them.  lim->started
+ * is told the attempt's group first; a signal that its lock wait took is
+ * forwarded as any other.
  */
 static void
 watch(const struct limit *lim, struct ending *e)
@@ -704,16 +719,14 @@ watch(const struct limit *lim, struct ending *e)
 	int64_t now, kill_at = NEVER, tick_at = NEVER;
 	int sig, status;
 
+	if (lim->started != NULL && (sig = lim->started((long)child,
+	    lim->at)) != 0)
+		forward(e, sig);
 	if (lim->tick != NULL)
 		tick_at = monotonic_now() + lim->tick_every;
 	while (!reaped(&status, e->stopped)) {
-		while ((sig = sp_caught()) != 0) {
-			if (e->signal == 0)
-				e->signal = sig;
-			if (sig == SIGINT || sig == SIGQUIT)
-				e->forwarded_int_quit = 1;
-			signal_attempt(sig);
-		}
+		while ((sig = sp_caught()) != 0)
+			forward(e, sig);
 		now = monotonic_now();
 		if (!e->stopped && now >= lim->at) {
 			e->stopped = 1;
@@ -802,6 +815,167 @@ proc_run_hook(char *const argv[], int out, const struct limit *lim,
 		watch(lim, e);
 	if (e->signal == 0)
 		e->signal = sp_caught();
+}
+
+/* ---- Another run's attempt group (Linux /proc) ---------------------- */
+
+#define STAT_FIELDS	18	/* of /proc/PID/stat, from 4 (ppid) to 21 */
+#define GROUP_GONE_NS	(NS_PER_SEC)	/* the wait for a killed group */
+#define LOOK_NS		10000000	/* how often that wait looks */
+
+/* What /proc/PID/stat says of a process. */
+struct stat_line {
+	char		 state;		/* Z: a zombie, X: dead */
+	long		 pgrp, session;
+	unsigned long long start;	/* clock ticks since boot */
+};
+
+/* What a look through /proc found of a group. */
+struct members {
+	long		 running;	/* not zombies */
+	int		 foreign;	/* one not of the group marked */
+};
+
+/*
+ * /proc/PID/stat into *st (proc(5)): fields 3 (state), 5 (pgrp), 6
+ * (session) and 22 (starttime), counted after the command's name, which
+ * may hold spaces and parentheses, so from its last ")".  -1 when there
+ * is no such process, or no such file (not Linux).
+ */
+static int
+read_stat(long pid, struct stat_line *st)
+{
+	char path[64], buf[2048], *p, *end;
+	unsigned long long v[STAT_FIELDS];
+	ssize_t n;
+	size_t got = 0;
+	int fd, i;
+
+	(void)snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	while (got < sizeof(buf) - 1 && (n = read(fd, buf + got,
+	    sizeof(buf) - 1 - got)) != 0)
+		if (n > 0)
+			got += (size_t)n;
+		else if (errno != EINTR)
+			break;
+	(void)close(fd);	/* read only: nothing to lose */
+	buf[got] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == '\0')
+		return -1;
+	st->state = p[2];
+	p += 3;
+	for (i = 0; i < STAT_FIELDS; i++, p = end) {
+		errno = 0;
+		v[i] = strtoull(p, &end, 10);	/* a negative nice wraps: unused */
+		if (end == p || errno != 0)
+			return -1;
+	}
+	st->pgrp = (long)v[5 - 4];
+	st->session = (long)v[6 - 4];
+	errno = 0;
+	st->start = strtoull(p, &end, 10);
+	return end == p || errno != 0 || v[5 - 4] > LONG_MAX ||
+	    v[6 - 4] > LONG_MAX ? -1 : 0;
+}
+
+/*
+ * The mark of the attempt group pgid, which has just started: its
+ * leader's session and start, for a later run to know the group by
+ * (proc_end_group).  -1 where /proc cannot tell (not Linux).
+ */
+int
+proc_mark_group(long pgid, struct group_mark *m)
+{
+	struct stat_line st;
+
+	if (read_stat(pgid, &st) == -1 || st.pgrp != pgid)
+		return -1;
+	m->pgid = pgid;
+	m->sid = st.session;
+	m->start = st.start;
+	return 0;
+}
+
+/*
+ * The processes of group m->pgid, from /proc: how many run, and whether
+ * one is not of the group marked (another session, or started before its
+ * leader), which a group of the same number made later would have.
+ */
+static int
+look_at_group(const struct group_mark *m, struct members *in)
+{
+	struct stat_line st;
+	struct dirent *d;
+	DIR *dir;
+	char *end;
+	long pid;
+
+	in->running = 0;
+	in->foreign = 0;
+	if ((dir = opendir("/proc")) == NULL)
+		return -1;
+	while ((d = readdir(dir)) != NULL) {
+		errno = 0;
+		pid = strtol(d->d_name, &end, 10);
+		if (*end != '\0' || end == d->d_name || errno != 0 ||
+		    read_stat(pid, &st) == -1 || st.pgrp != m->pgid)
+			continue;	/* not a process, or gone meanwhile */
+		if (st.session != m->sid || st.start < m->start)
+			in->foreign = 1;
+		in->running += st.state != 'Z' && st.state != 'X';
+	}
+	(void)closedir(dir);	/* read only: nothing to lose */
+	return 0;
+}
+
+/*
+ * Is group m the one that was marked?  Its leader, while it is there,
+ * must be the process marked: same group, session and start, or its
+ * number has been given again, and the group is long gone.  Without its
+ * leader the group still holds its number, which the system gives no
+ * new process meanwhile: each of its processes must be of the session
+ * and have started no earlier than the leader.
+ */
+static int
+is_marked_group(const struct group_mark *m, struct members *in)
+{
+	struct stat_line leader;
+
+	if (read_stat(m->pgid, &leader) == 0 && (leader.pgrp != m->pgid ||
+	    leader.session != m->sid || leader.start != m->start))
+		return 0;
+	return look_at_group(m, in) == 0 && !in->foreign && in->running > 0;
+}
+
+/*
+ * Ends what is left of the attempt group that another run marked (a run
+ * that was killed, whose attempt's leader alone died with it): SIGKILL to
+ * the group, if it is the one marked, then a wait until none of it runs,
+ * of GROUP_GONE_NS at most and no later than until, which a signal for
+ * retry cuts short (it stays for the caller to take).  0 with *g filled
+ * in (nothing ended: not that group, or none of it left), or -1 with
+ * errno when the signal could not be sent.
+ */
+int
+proc_end_group(const struct group_mark *m, int64_t until, struct group_end *g)
+{
+	struct members in;
+	int64_t now, end = monotonic_now() + GROUP_GONE_NS;
+
+	g->ended = g->left = 0;
+	if (m->pgid <= 1 || !is_marked_group(m, &in))
+		return 0;
+	if (killpg((pid_t)m->pgid, SIGKILL) == -1)
+		return errno == ESRCH ? 0 : -1;
+	g->ended = g->left = in.running;
+	if (until < end)
+		end = until;
+	while (look_at_group(m, &in) == 0 && (g->left = in.running) > 0 &&
+	    !sp_any_caught() && (now = monotonic_now()) < end)
+		(void)wait_event(now + LOOK_NS < end ? now + LOOK_NS : end);
+	return 0;
 }
 
 /* ---- The end ------------------------------------------------------- */

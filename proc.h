@@ -22,6 +22,9 @@ struct limit {
 	int64_t		 kill_after;	/* then SIGKILL, this much later */
 	void		(*tick)(int64_t);	/* or NULL; done by the time given */
 	int64_t		 tick_every;	/* ns */
+	/* Or NULL: told the attempt's group as it starts, done by the time
+	 * given; returns a signal that came meanwhile, or 0. */
+	int		(*started)(long, int64_t);
 };
 
 /* What came of an attempt: facts only; retry.c decides what they mean. */
@@ -33,6 +36,23 @@ struct ending {
 	int		 keyboard;	/* SIGINT or SIGQUIT, not retry's */
 	int		 forwarded_int_quit;	/* retry passed one on */
 	int		 signal;	/* a signal retry caught meanwhile, or 0 */
+};
+
+/*
+ * A process group known by more than its number, which the system gives
+ * again once the group is gone: its session, and when its leader started
+ * (clock ticks since boot).
+ */
+struct group_mark {
+	long		 pgid;
+	long		 sid;
+	unsigned long long start;
+};
+
+/* What proc_end_group() did. */
+struct group_end {
+	long		 ended;		/* processes sent SIGKILL */
+	long		 left;		/* of them, not gone when it returned */
 };
 
 /* How a wait for a lock ended. */
@@ -47,6 +67,9 @@ int		 proc_sleep(int64_t);
 int		 proc_wait_fd(int, short, int64_t);
 enum lock_wait	 proc_lock(int, const struct flock *, int64_t, int *);
 void		 proc_drain(void);
+int		 proc_mark_group(long, struct group_mark *);
+int		 proc_end_group(const struct group_mark *, int64_t,
+		    struct group_end *);
 void		 proc_die(int) NORETURN;
 
 #endif

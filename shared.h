@@ -85,6 +85,12 @@ struct shared {
 	int		 unwanted_password;	/* the store has none: unsent */
 	enum turn	 turned;	/* a result step: what it did */
 	long		 failures;	/* TURN_OPENED: after this many */
+	long		 taken_from;	/* an admit step took the probe of this
+					 * process, gone, and ended its attempt's
+					 * leftovers (the record only), or 0 */
+	long		 ended, left;	/* taken_from: processes sent SIGKILL,
+					 * and of them not gone after the wait */
+	int		 end_error;	/* taken_from: why none was sent, or 0 */
 	char		 err[PATH_MAX + 128];	/* STEP_FAILED, STEP_STORE: why */
 };
 

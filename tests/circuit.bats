@@ -736,6 +736,122 @@ retry: circuit pb stays open past the deadline; giving up"
 	[ "$(sed -n 2p state/gone)" = "state closed" ]
 }
 
+# start_of PID: when PID started, in clock ticks since boot (field 22 of
+# /proc/PID/stat, counted after the command's name).
+start_of() {
+	local line
+	line=$(cat "/proc/$1/stat") || return 1
+	echo "${line##*) }" | cut -d' ' -f20
+}
+
+# half_open_with_group NAME PGID SID START HOST: a record of NAME, half-open,
+# whose probe (a process that is gone) left the group PGID on HOST.
+half_open_with_group() {
+	mkdir -p state
+	printf 'retry-circuit 1\nstate half-open\nfailures 1\nopenings 1\nhalf-open-at 1\nprobe 1\nbudget 0 0\nretries 0\nruns 0\nprobe-group %s %s %s %s\n' \
+	    "$2" "$3" "$4" "$5" >"state/$1"
+}
+
+# sleeper: a sleep 30 in a session and process group of its own, its pid
+# in $sleeper (killed in teardown), once setsid(2) has made them.
+sleeper() {
+	local n=0
+	setsid sleep 30 3>&- &
+	sleeper=$!
+	later "$sleeper"
+	until [ "$(proc-state "$sleeper" pgid 2>/dev/null)" = "$sleeper" ]; do
+		[ "$n" -ge 500 ] && return 1
+		sleep 0.01
+		n=$((n + 1))
+	done
+}
+
+@test "a probe killed with SIGKILL: the run that takes it over ends what its attempt left, then probes alone" {
+	fail_once left --trip 1 --cool 50ms
+	sleep 0.1
+	# The probe's attempt: a shell and two sleeps in its group.
+	"$RETRY" -n1 --circuit left sh -c 'sleep 30 & echo $! >>"$0"
+	    sleep 30 & echo $! >>"$0"; echo $$ >leader.new; mv leader.new leader
+	    wait' pids 3>&- &
+	local pid=$! p leader
+	later "$pid"
+	wait_for leader
+	for p in $(cat pids); do later "$p"; done
+	leader=$(cat leader)
+	cp state/left record.before
+	# Not reaped yet, so its pid is not given again: a plain kill is safe.
+	kill -KILL "$pid"
+	wait "$pid" || true
+	# The next run: before its attempt starts, none of the old one runs.
+	run -0 --separate-stderr "$RETRY" -n1 --circuit left sh -c '
+	    for p in $(cat pids); do
+	        s=$(proc-state "$p" state) && [ "$s" != Z ] && echo "$p" >>"$0"
+	    done; true' running
+	[ ! -e running ]
+	# The record named the old attempt's group.
+	[ "$(rec_at record.before probe-group)" = "$leader" ]
+	# Two sleeps, and the shell if the parent-death signal had not ended
+	# it yet.
+	matches "${stderr_lines[0]}" "^retry: circuit left: process $pid, its probe, is gone; ended the [23] processes its attempt left$"
+	[ "${stderr_lines[1]}" = "retry: circuit left is half-open; this run probes it" ]
+	[ "${stderr_lines[2]}" = "retry: circuit left is closed again" ]
+	for p in $(cat pids) "$leader"; do gone "$p"; done
+	# The group is no one's now.
+	[ -z "$(rec left probe-group)" ]
+}
+
+@test "a recorded probe group is signalled only when its leader's start time and host match (a reused PID is not)" {
+	local host start
+	host=$(uname -n)
+	sleeper
+	start=$(start_of "$sleeper")
+	# Its number, given again to a process that started at another time.
+	half_open_with_group reused "$sleeper" "$sleeper" $((start + 1)) "$host"
+	run -0 --separate-stderr "$RETRY" -n1 --circuit reused true
+	expect_stderr "retry: circuit reused is half-open; this run probes it
+retry: circuit reused is closed again"
+	alive "$sleeper"
+	# The same group, of another host.
+	half_open_with_group reused "$sleeper" "$sleeper" "$start" other-host
+	run -0 --separate-stderr "$RETRY" -n1 --circuit reused true
+	alive "$sleeper"
+	# The group as it was marked: ended.
+	half_open_with_group reused "$sleeper" "$sleeper" "$start" "$host"
+	run -0 --separate-stderr "$RETRY" -n1 --circuit reused true
+	expect_stderr "retry: circuit reused: process 1, its probe, is gone; ended the 1 process its attempt left
+retry: circuit reused is half-open; this run probes it
+retry: circuit reused is closed again"
+	gone "$sleeper"
+}
+
+@test "a recorded probe group whose leader is gone is signalled only when none of it started before the leader" {
+	local host member start
+	host=$(uname -n)
+	# A group whose leader exits, leaving a sleep in it.
+	setsid sh -c 'sleep 30 & echo $! >member.new; mv member.new member' 3>&- &
+	local leader=$!
+	wait_for member
+	member=$(cat member)
+	later "$member"
+	wait "$leader" || true
+	[ "$(proc-state "$member" pgid)" = "$leader" ]
+	start=$(start_of "$member")
+	# Started before the leader that the record names: another group.
+	half_open_with_group orphan "$leader" "$leader" $((start + 1)) "$host"
+	run -0 --separate-stderr "$RETRY" -n1 --circuit orphan true
+	expect_stderr "retry: circuit orphan is half-open; this run probes it
+retry: circuit orphan is closed again"
+	alive "$member"
+	# Of another session: another group.
+	half_open_with_group orphan "$leader" 1 "$start" "$host"
+	run -0 "$RETRY" -n1 --circuit orphan true
+	alive "$member"
+	half_open_with_group orphan "$leader" "$leader" "$start" "$host"
+	run -0 --separate-stderr "$RETRY" -n1 --circuit orphan true
+	[ "${stderr_lines[0]}" = "retry: circuit orphan: process 1, its probe, is gone; ended the 1 process its attempt left" ]
+	gone "$member"
+}
+
 # --- the shared budget ---------------------------------------------------
 
 # fifty NAME [OPTION ...]: 50 runs at once of a child that logs "RUN
