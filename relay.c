@@ -301,12 +301,21 @@ matcher_free(struct matcher *m)
 }
 
 /*
- * Matches s[0, n), its first LINEMAX - 1 bytes, as a line: in place, the
- * byte after them lent for the NUL that regexec(3) wants, and given back.
+ * Matches s[0, n), its first LINEMAX - 1 bytes, as a line, NULs and all
+ * where regexec(3) takes the string's end (REG_STARTEND); elsewhere up to
+ * a NUL, in place, the byte after them lent for the NUL that regexec(3)
+ * wants, and given back.
  */
 static int
 line_hit(const regex_t *re, char *s, size_t n)
 {
+#ifdef HAVE_REG_STARTEND
+	regmatch_t whole;
+
+	whole.rm_so = 0;
+	whole.rm_eo = (regoff_t)(n > LINEMAX - 1 ? LINEMAX - 1 : n);
+	return regexec(re, s, 1, &whole, REG_STARTEND) == 0;
+#else
 	char saved;
 	int hit;
 
@@ -317,6 +326,7 @@ line_hit(const regex_t *re, char *s, size_t n)
 	hit = regexec(re, s, 0, NULL, 0) == 0;
 	s[n] = saved;
 	return hit;
+#endif
 }
 
 /* Each line of s[0, n) (the byte at n is lent, as by line_hit) by itself. */
@@ -394,7 +404,8 @@ by_literal(const struct matcher *m, char *s, size_t n)
 
 /*
  * A line that one regexec(3) of a run cannot stand for: longer than
- * LINEMAX - 1 (its start is matched) or with a NUL (what precedes it is).
+ * LINEMAX - 1 (its start is matched) or with a NUL, where the run's
+ * regexec(3) would stop (line_hit() matches it by itself).
  * Returns where the first one in s[0, n) begins, or n.
  */
 static size_t
