@@ -735,15 +735,19 @@ static void
 init_count(struct relay *r, int count)
 {
 	struct stat st;
+	int flags;
 
-	r->count_out = 0;
+	r->count_out = r->out_append = 0;
 	r->out_bytes = 0;
 	r->out_start = -1;
+	r->out_counted = -1;
 	if (!count || fstat(STDOUT_FILENO, &st) == -1)
 		return;
-	if (S_ISREG(st.st_mode))
+	if (S_ISREG(st.st_mode)) {
 		r->out_start = 0;	/* read before each attempt */
-	else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+		flags = fcntl(STDOUT_FILENO, F_GETFL);
+		r->out_append = flags != -1 && (flags & O_APPEND) != 0;
+	} else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
 		r->count_out = 1;
 }
 
@@ -821,6 +825,35 @@ relay_match_text(struct relay *r, char *s, size_t n, int end)
 		match_end(r, &r->out);
 }
 
+/*
+ * The attempt writes to a regular file on stdout itself: what it wrote is
+ * how far the offset of its own open file description moved.  A file
+ * opened with O_APPEND (>>, a log that others append to as well) is
+ * opened again for it (Linux's /proc/self/fd/1 opens the file itself),
+ * so that the others' writes move the caller's offset, not the attempt's;
+ * each write of the attempt still goes to the end.  One without it, or
+ * where that fails, shares retry's offset with whoever else writes it.
+ * Any lseek(2) that fails turns counting off for the run.
+ */
+static int
+count_by_offset(struct relay *r)
+{
+	int flags = fcntl(STDOUT_FILENO, F_GETFL), fd = -1;
+
+	if (r->out_append && flags != -1)
+		fd = open("/proc/self/fd/1", (flags & (O_ACCMODE | O_APPEND |
+		    O_SYNC | O_DSYNC)) | O_CLOEXEC);
+	r->out_counted = fd != -1 ? fd : STDOUT_FILENO;
+	r->out_start = lseek(r->out_counted, 0, fd != -1 ? SEEK_END : SEEK_CUR);
+	if (r->out_start == -1) {
+		r->out_counted = -1;
+		return fd != -1 ? close(fd) : 0;
+	}
+	if (fd != -1)
+		r->child_fd[1] = fd;
+	return 0;
+}
+
 /* Before each fork: the attempt's stdin, stdout and stderr. */
 int
 relay_prepare(struct relay *r)
@@ -875,8 +908,9 @@ relay_prepare(struct relay *r)
 	    open_pump(r, &r->out, STDOUT_FILENO, &r->child_fd[1]) == -1)
 		return fail(r, "pipe");
 	r->out_bytes = 0;
-	if (r->out_start != -1)	/* a regular file: -1 turns counting off */
-		r->out_start = lseek(STDOUT_FILENO, 0, SEEK_CUR);
+	if (r->out_start != -1 && r->child_fd[1] == -1 &&
+	    count_by_offset(r) == -1)
+		return fail(r, "close");
 	if ((matching || r->hint_watch) &&
 	    open_pump(r, &r->err, STDERR_FILENO, &r->child_fd[2]) == -1)
 		return fail(r, "pipe");
@@ -902,7 +936,8 @@ relay_forked(struct relay *r)
 
 	for (i = 0; i < 3; i++) {
 		if (r->child_fd[i] != -1 && r->child_fd[i] != r->held &&
-		    r->child_fd[i] != r->hold_all && close(r->child_fd[i]) == -1)
+		    r->child_fd[i] != r->hold_all &&
+		    r->child_fd[i] != r->out_counted && close(r->child_fd[i]) == -1)
 			return fail(r, "close");
 		r->child_fd[i] = -1;
 	}
@@ -1567,9 +1602,13 @@ relay_attempt_ended(struct relay *r)
 		r->to_child = -1;
 	}
 	r->feed_off = r->feed_len = 0;	/* what passed, for it alone */
-	if (r->out_start != -1 &&
-	    (end = lseek(STDOUT_FILENO, 0, SEEK_CUR)) > r->out_start)
-		r->out_bytes = end - r->out_start;
+	if (r->out_counted != -1) {
+		if ((end = lseek(r->out_counted, 0, SEEK_CUR)) > r->out_start)
+			r->out_bytes = end - r->out_start;
+		if (r->out_counted != STDOUT_FILENO && close(r->out_counted) == -1)
+			return fail(r, "close");
+		r->out_counted = -1;
+	}
 	r->out.draining = r->err.draining = 1;
 	if ((r->held != -1 || r->hold_all != -1) && wants_lines(r, &r->out)) {
 		line_reset(&r->out);

@@ -97,6 +97,9 @@ struct relay {
 
 	int		 count_out;	/* stdout a pipe or socket: a pump counts */
 	off_t		 out_start;	/* stdout a file: its offset, else -1 */
+	int		 out_append;	/* that file is opened with O_APPEND */
+	int		 out_counted;	/* whose offset counts (stdout, the
+					 * attempt's own opening), or -1 */
 	off_t		 out_bytes;	/* the attempt put on retry's stdout */
 
 	int		 held;		/* --buffer-stdout: the file, or -1 */

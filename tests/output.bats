@@ -156,6 +156,27 @@ out 2" ]
 	[[ $output != *"standard output"* ]]
 }
 
+@test "the bytes an attempt left on a >> stdout are its own, not another writer's of the same file" {
+	# Another process appends to the log while attempt 1 runs: after the
+	# attempt's own bytes (5), or when it wrote none.
+	local writer='while [ ! -e a ]; do sleep 0.01; done; echo "another writer"; touch w'
+	local script='[ "$RETRY_ATTEMPT" -gt 1 ] && exit 1
+		printf "$OUT"; touch a; while [ ! -e w ]; do sleep 0.01; done; exit 1'
+	: >log
+	{ sh -c "$writer" & OUT=abcde "$RETRY" -n 2 -b 10ms -j none sh -c "$script"
+	    wait "$!"; } >>log 2>err 3>&- || true
+	cat err log
+	[ "$(cat log)" = "abcdeanother writer" ]
+	grep -qxF "retry: attempt 1 left 5 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)" err
+	rm -f a w
+	: >log
+	{ sh -c "$writer" & OUT= "$RETRY" -n 2 -b 10ms -j none sh -c "$script"
+	    wait "$!"; } >>log 2>err 3>&- || true
+	cat err
+	[ "$(cat log)" = "another writer" ]
+	! grep -q 'standard output' err
+}
+
 # ---- Matched output, and a reader that has gone --------------------------------
 
 @test "matched output streams through unchanged, in order within each stream" {
