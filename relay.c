@@ -7,9 +7,7 @@
  */
 #include "compat.h"	/* first: the feature macros */
 
-#ifdef __linux__
-#include <sys/ioctl.h>		/* FIONREAD, beside splice(2) */
-#endif
+#include <sys/ioctl.h>		/* FIONREAD: of a pipe, on Linux and the BSDs */
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -777,6 +775,8 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 	r->seg_start = 0;
 	r->released = r->scanning = 0;
 	r->copied = r->fed = r->scanned = 0;
+	r->child_in = -1;
+	r->given = r->passed = r->read_most = r->read_passed = 0;
 	r->feed_off = r->feed_len = 0;
 	r->sink[0] = r->sink[1] = r->sink[2] = SINK_SMALL;
 	init_count(r, count && !hold && hold_all == -1);
@@ -871,9 +871,9 @@ relay_prepare(struct relay *r)
 		if (new_pipe(fds) == -1 || nonblocking(fds[1]) == -1)
 			return fail(r, "pipe");
 		widen(fds[1]);
-		r->child_fd[0] = fds[0];
+		r->child_fd[0] = r->child_in = fds[0];
 		r->to_child = fds[1];
-		r->fed = 0;
+		r->fed = r->given = 0;
 		r->feed_off = r->feed_len = 0;
 		r->child_full = 0;
 	}
@@ -937,7 +937,8 @@ relay_forked(struct relay *r)
 	for (i = 0; i < 3; i++) {
 		if (r->child_fd[i] != -1 && r->child_fd[i] != r->held &&
 		    r->child_fd[i] != r->hold_all &&
-		    r->child_fd[i] != r->out_counted && close(r->child_fd[i]) == -1)
+		    r->child_fd[i] != r->out_counted &&
+		    r->child_fd[i] != r->child_in && close(r->child_fd[i]) == -1)
 			return fail(r, "close");
 		r->child_fd[i] = -1;
 	}
@@ -1154,6 +1155,7 @@ write_feed(struct relay *r, int counts)
 	    r->feed_len - r->feed_off);
 	if (n == -1)
 		return feed_failed(r);
+	r->given += n;
 	if (counts)
 		r->fed += n;
 	if ((r->feed_off += (size_t)n) == r->feed_len)
@@ -1205,6 +1207,7 @@ feed_child(struct relay *r)
 		if (n == -1)
 			return feed_failed(r);
 		r->fed += n;
+		r->given += n;
 		return 0;
 	}
 #ifdef SPLICE_F_NONBLOCK
@@ -1215,6 +1218,7 @@ feed_child(struct relay *r)
 		    SPLICE_F_NONBLOCK);
 		if (n > 0) {
 			r->fed += n;
+			r->given += n;
 			return 0;
 		}
 		if (n == 0) {
@@ -1253,6 +1257,7 @@ pass_input(struct relay *r, int readable)
 			return 0;
 		}
 		r->cut = 1;
+		r->passed += n;
 		r->feed_off = 0;
 		r->feed_len = (size_t)n;
 	}
@@ -1586,6 +1591,42 @@ relay_hint(const struct relay *r)
 }
 
 /*
+ * How much of its stdin the ended attempt read: what was given to its
+ * pipe less what is still in it (retry holds a read end for FIONREAD).
+ * The copy's start is read again by each attempt; what passed unkept
+ * (pass_input) by one.
+ */
+static int
+count_read(struct relay *r)
+{
+	off_t got = r->given, of_copy;
+	int queued = 0, fd;
+
+#ifdef FIONREAD
+	if (ioctl(r->child_in, FIONREAD, &queued) == 0 && queued <= got)
+		got -= queued;
+#endif
+	of_copy = got < r->copied ? got : r->copied;
+	if (of_copy > r->read_most)
+		r->read_most = of_copy;
+	r->read_passed += got - of_copy;
+	fd = r->child_in;
+	r->child_in = -1;
+	return close(fd);
+}
+
+/*
+ * Bytes that retry took from its stdin (kept to replay, or passed on) and
+ * no attempt read: they are lost to whoever reads the pipe after retry,
+ * as in "producer | while read x; do retry cmd; done".
+ */
+off_t
+relay_unread(const struct relay *r)
+{
+	return r->copied + r->passed - r->read_most - r->read_passed;
+}
+
+/*
  * The attempt has ended: its stdin closes; its output pipes give what is
  * in them and then close, even if a process it left behind holds them.
  * Held output is matched chunk by chunk in the wait (scan_held), so that
@@ -1596,6 +1637,8 @@ relay_attempt_ended(struct relay *r)
 {
 	off_t end;
 
+	if (r->child_in != -1 && count_read(r) == -1)
+		return fail(r, "close");
 	if (r->to_child != -1) {
 		if (close(r->to_child) == -1)
 			return fail(r, "close");

@@ -93,6 +93,12 @@ struct relay {
 	int		 copy, to_child, source_eof;	/* copy -1: in mem */
 	int		 child_full;	/* to_child took nothing: wait until it does */
 	off_t		 copied, fed;
+	int		 child_in;	/* the attempt's end of its stdin: what
+					 * it left unread is counted there */
+	off_t		 given;		/* to the attempt's stdin, all told */
+	off_t		 passed;	/* of stdin, passed on unkept */
+	off_t		 read_most;	/* of the copy, by one attempt */
+	off_t		 read_passed;	/* of what passed, by the attempts */
 	size_t		 feed_off, feed_len;	/* see feed_buffered, pass_input */
 
 	int		 count_out;	/* stdout a pipe or socket: a pump counts */
@@ -140,6 +146,7 @@ int	relay_attempt_ended(struct relay *);
 int	relay_release(struct relay *, int);
 int	relay_drop(struct relay *);
 int	relay_reader_gone(int);
+off_t	relay_unread(const struct relay *);
 
 int	matcher_init(struct matcher *, const regex_t *, const char *);
 int	matcher_lines(const struct matcher *, char *, size_t);

@@ -521,6 +521,7 @@ run_attempt(const struct policy *p, struct run *r)
 	r->input_cut = io.cut;
 	r->input_kept = io.bound;
 	r->input_error = io.spill_error;
+	r->input_unread = relay_unread(&io);
 	if (r->end.signal != 0 && r->interrupt == 0)
 		r->interrupt = r->end.signal;
 	/* --reset-after: a long healthy run is no part of a crash loop. */

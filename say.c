@@ -326,12 +326,29 @@ say_why(const struct policy *p, const struct run *r)
 	}
 }
 
+/*
+ * Input that retry took from its stdin to replay and no attempt read is
+ * lost to the next reader of the pipe (a "while read" loop around retry):
+ * said even with -q.
+ */
+static void
+say_unread(const struct run *r)
+{
+	if (r->input_unread <= 0)
+		return;
+	warningx("%lld byte%s of standard input went to no attempt (retry "
+	    "took them to replay; --share-stdin leaves them to the next "
+	    "reader, </dev/null gives the command none)",
+	    (long long)r->input_unread, r->input_unread == 1 ? "" : "s");
+}
+
 /* Why the run ended and, with -v, a summary of it. */
 static void
 say_end(const struct policy *p, const struct run *r)
 {
 	char t[32], s[32];
 
+	say_unread(r);
 	say_why(p, r);
 	detail("%ld attempt%s in %ss, %ss asleep; stopped: %s", r->attempts,
 	    r->attempts == 1 ? "" : "s",
