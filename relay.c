@@ -40,6 +40,7 @@
 #define SPLICE_MAX	(1 << 20)	/* Linux's largest pipe (pipe-max-size) */
 
 static int	 at_bound(const struct relay *);
+static int	 unkept(struct relay *, off_t, const char *, size_t);
 
 /* ---- Helpers ------------------------------------------------------- */
 
@@ -48,6 +49,17 @@ fail(struct relay *r, const char *what)
 {
 	r->failed = what;
 	return -1;
+}
+
+/* A write to a temporary file failed for want of room: a full TMPDIR. */
+static int
+no_room(int error)
+{
+#ifdef EDQUOT
+	if (error == EDQUOT)
+		return 1;
+#endif
+	return error == ENOSPC;
 }
 
 /*
@@ -767,7 +779,8 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 	r->hint[0] = '\0';
 	r->rewind = r->replay = r->in_pipe = r->source_eof = 0;
 	r->bound = 0;
-	r->cut = r->spill_error = 0;
+	r->cut = r->spill_error = r->unkept = 0;
+	r->pending = 0;
 	r->copy_spliced = r->child_full = 0;
 	r->copy = r->to_child = r->held = -1;
 	r->last = 0;
@@ -985,6 +998,8 @@ relay_poll(struct relay *r, struct pollfd *fds, int *now)
 			*now = 1;
 	} else if (r->to_child != -1 && r->source_eof)
 		*now = 1;	/* all given: the attempt's end of input, now */
+	else if (r->to_child != -1 && at_bound(r) && r->pending > 0)
+		*now = 1;	/* read before the copy failed: unkept() */
 	else if (r->to_child != -1 && at_bound(r))
 		n = watch(fds, n, STDIN_FILENO, POLLIN);	/* pass_input */
 	if (r->scanning)
@@ -1105,6 +1120,8 @@ take_input(struct relay *r)
 			return took_input(r, n);
 		if (errno == EINTR || errno == EAGAIN)
 			return 0;
+		if (no_room(errno))
+			return unkept(r, 0, NULL, 0);	/* the rest is in stdin */
 		if (errno != EINVAL)
 			return fail(r, "temporary file");
 		r->in_pipe = 0;		/* a file system without splice */
@@ -1116,8 +1133,28 @@ take_input(struct relay *r)
 	for (at = 0; at < n; at += w)
 		if ((w = pwrite(r->copy, r->chunk + at, (size_t)(n - at),
 		    r->copied + at)) == -1)
-			return fail(r, "temporary file");
+			return no_room(errno) ? unkept(r, at, r->chunk + at,
+			    (size_t)(n - at)) : fail(r, "temporary file");
 	return took_input(r, n);
+}
+
+/*
+ * The copy's file has no room for more (a full TMPDIR): the copy ends with
+ * the kept bytes it has, and what stdin still brings passes through to the
+ * attempts (pass_input), kept nowhere, from the n bytes of rest that were
+ * read but did not fit (held in mem, which the file has made free).  No
+ * attempt is stopped for it; a retry that would need more than the copy
+ * is refused (INPUT_UNKEPT).
+ */
+static int
+unkept(struct relay *r, off_t kept, const char *rest, size_t n)
+{
+	r->unkept = errno;
+	r->copied += kept;
+	r->bound = r->copied;
+	memcpy(r->mem, rest, n);
+	r->pending = n;
+	return 0;
 }
 
 /* The attempt closed its stdin: it gets no more of the copy. */
@@ -1245,7 +1282,15 @@ pass_input(struct relay *r, int readable)
 {
 	ssize_t n;
 
-	if (r->feed_off == r->feed_len) {
+	if (r->feed_off == r->feed_len && r->pending > 0) {
+		memcpy(r->feed, r->mem, r->pending);	/* see unkept() */
+		n = (ssize_t)r->pending;
+		r->pending = 0;
+		r->cut = 1;
+		r->passed += n;
+		r->feed_off = 0;
+		r->feed_len = (size_t)n;
+	} else if (r->feed_off == r->feed_len) {
 		if (!readable)
 			return 0;
 		n = read(STDIN_FILENO, r->feed, sizeof(r->feed));
@@ -1623,7 +1668,8 @@ count_read(struct relay *r)
 off_t
 relay_unread(const struct relay *r)
 {
-	return r->copied + r->passed - r->read_most - r->read_passed;
+	return r->copied + r->passed + (off_t)r->pending - r->read_most -
+	    r->read_passed;
 }
 
 /*

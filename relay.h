@@ -88,6 +88,8 @@ struct relay {
 	off_t		 bound;		/* copied at most (0: no bound) */
 	int		 cut;		/* more came than that: the copy is cut */
 	int		 spill_error;	/* no file past memory: errno, or 0 */
+	int		 unkept;	/* the file had no room: errno, or 0 */
+	size_t		 pending;	/* read then, in mem: to pass on */
 	int		 in_pipe;	/* stdin is a pipe: spliced to the copy */
 	int		 copy_spliced;	/* the copy is spliced to the attempt */
 	int		 copy, to_child, source_eof;	/* copy -1: in mem */

@@ -521,6 +521,7 @@ run_attempt(const struct policy *p, struct run *r)
 	r->input_cut = io.cut;
 	r->input_kept = io.bound;
 	r->input_error = io.spill_error;
+	r->input_unkept = io.unkept;
 	r->input_unread = relay_unread(&io);
 	if (r->end.signal != 0 && r->interrupt == 0)
 		r->interrupt = r->end.signal;
@@ -564,7 +565,7 @@ judge_attempt(const struct policy *p, const struct run *r)
 		return EXHAUSTED;
 	/* The next would run on less input than this one had, unasked. */
 	if (r->input_cut)
-		return INPUT_CUT;
+		return r->input_unkept != 0 ? INPUT_UNKEPT : INPUT_CUT;
 	return RUNNING;
 }
 
@@ -718,6 +719,7 @@ count_run(const struct policy *p, struct run *r)
 	case CIRCUIT_OPEN:
 	case BUDGET_SPENT:
 	case INPUT_CUT:
+	case INPUT_UNKEPT:
 		kind = RUN_FAILED;
 		break;
 	case RUNNING:

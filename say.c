@@ -323,6 +323,11 @@ say_why(const struct policy *p, const struct run *r)
 	case INPUT_CUT:
 		say_input_cut(r, label, end);
 		break;
+	case INPUT_UNKEPT:
+		say("%s %s; giving up: no room in TMPDIR to keep its standard "
+		    "input for a retry (%s)", label, end,
+		    strerror(r->input_unkept));
+		break;
 	}
 }
 

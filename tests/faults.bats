@@ -113,6 +113,36 @@ teardown() {
 	gone "$(cat kid)"
 }
 
+@test "a full TMPDIR while the copy of stdin grows: the attempt runs on with all its input, and a retry is refused in one line" {
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	head -c 3000000 /dev/urandom >data
+	# -I, the default bound, and a socket (read(2), not splice(2)): the
+	# attempt gets every byte and its own status, never 125 or SIGKILL.
+	for how in -I ""; do
+		rm -f got
+		rc=0
+		small_tmpdir sh -c 'slow() { head -c 500000 data; sleep 0.1; tail -c +500001 data; }
+			slow | "$1" $2 -n 3 -b 10ms -j none sh -c "cat >>got; exit 1"' \
+		    sh "$RETRY" "$how" 2>err || rc=$?
+		cat err
+		[ "$rc" -eq 1 ]
+		cmp got data
+		[ "$(cat err)" = "retry: attempt 1/3 failed with exit 1; giving up: no room in TMPDIR to keep its standard input for a retry (No space left on device)" ]
+	done
+	rm -f got
+	run -0 --separate-stderr small_tmpdir socket-stdin data "$RETRY" \
+	    --report r.json -n 3 -b 10ms sh -c 'cat >got'
+	cmp got data
+	[ -z "$stderr" ]
+	# A retry after all would run on less input: refused, said, reported.
+	rm -f got
+	run -1 --separate-stderr small_tmpdir socket-stdin data "$RETRY" \
+	    --report r.json -n 3 -b 10ms sh -c 'cat >got; exit 1'
+	cmp got data
+	expect_stderr "retry: attempt 1/3 failed with exit 1; giving up: no room in TMPDIR to keep its standard input for a retry (No space left on device)"
+	grep -q '"outcome": "not_retryable"' r.json
+}
+
 need_nobody_and_prlimit() {
 	# ASan's runtime needs a thread of its own at exit: no process left.
 	[ -z "${TEST_SANITIZED:-}" ] || skip "the sanitizers' runtime needs processes of its own"
