@@ -35,6 +35,8 @@ const struct outcome_row outcome_table[NOUTCOMES] = {
 	    "not_retryable", EXIT_LAST },
 	[INPUT_UNKEPT] = { "no room to keep standard input for a replay",
 	    NULL, "not_retryable", EXIT_LAST },
+	[OUTPUT_UNHELD] = { "no room to hold the output (-O)", NULL,
+	    "not_retryable", EXIT_LAST },
 };
 
 /*

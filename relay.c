@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "fd.h"
+#include "msg.h"
 #include "parse.h"
 #include "relay.h"
 #include "scratch.h"
@@ -41,6 +42,8 @@
 
 static int	 at_bound(const struct relay *);
 static int	 unkept(struct relay *, off_t, const char *, size_t);
+static int	 unhold(struct relay *, struct pump *);
+static int	 resume_pipe(struct relay *, struct pump *);
 
 /* ---- Helpers ------------------------------------------------------- */
 
@@ -689,6 +692,8 @@ close_source(struct relay *r, struct pump *p)
 {
 	int fd = p->from;
 
+	if (p == &r->out && r->resume != -1)
+		return resume_pipe(r, p);	/* the held part is out */
 	match_end(r, p);
 	p->from = -1;
 	p->full = 0;
@@ -783,6 +788,10 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 	r->pending = 0;
 	r->copy_spliced = r->child_full = 0;
 	r->copy = r->to_child = r->held = -1;
+	r->unheld = 0;
+	r->resume = -1;
+	r->unheld_len = 0;
+	r->ended = 0;
 	r->last = 0;
 	r->hold_all = hold_all;
 	r->seg_start = 0;
@@ -897,7 +906,8 @@ relay_prepare(struct relay *r)
 			return fail(r, "temporary file");
 		return 0;
 	}
-	if (r->held != -1 && r->last) {
+	r->ended = 0;
+	if (r->held != -1 && (r->last || r->unheld)) {
 		/*
 		 * -O and an attempt that no other can follow: its output
 		 * would go to stdout at its end anyway, so it goes there as
@@ -909,13 +919,16 @@ relay_prepare(struct relay *r)
 	}
 	if (r->held != -1) {
 		/*
-		 * A new file for each attempt: whatever a process that an
-		 * earlier attempt left behind still writes goes to the old
-		 * one, which nobody reads.
+		 * A new file for each attempt, which retry fills from the
+		 * attempt's pipe: when it has no room, retry (not the
+		 * attempt) learns it, and passes the output on (unhold).
 		 */
 		if (close(r->held) == -1 || (r->held = scratch_file()) == -1)
 			return fail(r, "temporary file");
-		r->child_fd[1] = r->held;
+		if (open_pump(r, &r->out, r->held, &r->child_fd[1]) == -1)
+			return fail(r, "pipe");
+		r->out.sink = SINK_FILE;
+		widen(r->child_fd[1]);
 		r->released = 0;
 	} else if ((matching || r->count_out) &&
 	    open_pump(r, &r->out, STDOUT_FILENO, &r->child_fd[1]) == -1)
@@ -1370,6 +1383,8 @@ flush(struct relay *r, struct pump *p)
 	}
 	if (errno == EAGAIN || errno == EINTR)
 		return 0;
+	if (p->to == r->held && p->to != -1)
+		return no_room(errno) ? unhold(r, p) : fail(r, "temporary file");
 	return errno == EPIPE ? output_gone(r, p) : discard(r, p);
 }
 
@@ -1420,6 +1435,12 @@ not_spliced(struct relay *r, struct pump *p)
 
 	if (errno == EINTR)
 		return 0;
+	if (p->to == r->held && p->to != -1 && no_room(errno))
+		return unhold(r, p);
+	if (p->to == r->held && p->to != -1 && errno == EINVAL) {
+		p->unranged = 1;	/* no splice into this file system */
+		return 0;
+	}
 	if (errno == EPIPE)
 		return output_gone(r, p);
 	if (errno == EINVAL) {	/* for this run's later attempts too */
@@ -1529,6 +1550,58 @@ pass_ranged(struct relay *r, struct pump *p)
 }
 #endif
 
+/*
+ * -O's file has no room for the attempt's output (a full TMPDIR): rather
+ * than lose it, retry sends what the file holds to stdout, then what it
+ * refused (p->buf's rest), then the pipe as it comes (resume_pipe).  So
+ * stdout gets the attempt's output whole, after one line that says so;
+ * no later attempt's may follow it there (OUTPUT_UNHELD).
+ */
+static int
+unhold(struct relay *r, struct pump *p)
+{
+	int from, error = errno;
+	off_t held = lseek(r->held, 0, SEEK_CUR);
+
+	r->unheld = error;
+	warningx("-O: no room in %s to hold the attempt's output (%s): the "
+	    "%lld bytes held and the rest go to standard output now, and no "
+	    "retry may follow", temp_dir(), strerror(r->unheld),
+	    (long long)(held > 0 ? held : 0));
+	r->unheld_len = p->len - p->off;
+	memcpy(r->unheld_buf, p->buf + p->off, r->unheld_len);
+	if ((from = fcntl(r->held, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) == -1)
+		return fail(r, "temporary file");
+	r->resume = p->from;
+	r->released = 1;	/* relay_release() has nothing more to send */
+	p->from = from;
+	p->to = STDOUT_FILENO;
+	p->sink = r->sink[STDOUT_FILENO];
+	p->file = p->draining = 1;	/* a file: read to its end */
+	p->pos = 0;
+	p->off = p->len = 0;
+	p->full = p->unranged = 0;
+	return 0;
+}
+
+/* The held part is out: on to what the file refused, then the pipe. */
+static int
+resume_pipe(struct relay *r, struct pump *p)
+{
+	int fd = p->from;
+
+	p->from = r->resume;
+	r->resume = -1;
+	p->file = p->unranged = 0;
+	p->draining = r->ended;
+	p->pos = 0;
+	memcpy(p->buf, r->unheld_buf, r->unheld_len);
+	p->off = 0;
+	p->len = r->unheld_len;
+	r->unheld_len = 0;
+	return close(fd) == -1 ? fail(r, "close") : 0;
+}
+
 /* Moves what the source has to p->to, the way p->sink allows. */
 static int
 pass(struct relay *r, struct pump *p)
@@ -1541,6 +1614,10 @@ pass(struct relay *r, struct pump *p)
 	if (p->sink == SINK_PIPE)
 		return p->file || !wants_lines(r, p) ? pass_spliced(r, p) :
 		    pass_teed(r, p);
+	/* -O's pipe into its file: what the file takes leaves the pipe. */
+	if (p->to == r->held && p->to != -1 && !wants_lines(r, p) &&
+	    !p->unranged)
+		return pass_spliced(r, p);
 #endif
 	return pass_buffered(r, p);
 }
@@ -1699,7 +1776,9 @@ relay_attempt_ended(struct relay *r)
 		r->out_counted = -1;
 	}
 	r->out.draining = r->err.draining = 1;
-	if ((r->held != -1 || r->hold_all != -1) && wants_lines(r, &r->out)) {
+	r->ended = 1;
+	/* -O's output was matched on its way into the file. */
+	if (r->hold_all != -1 && wants_lines(r, &r->out)) {
 		line_reset(&r->out);
 		r->scanned = r->hold_all != -1 ? r->seg_start : 0;
 		r->scanning = 1;
@@ -1742,6 +1821,11 @@ relay_drop(struct relay *r)
 	int i;
 
 	r->scanning = 0;
+	if (r->resume != -1) {
+		if (close(r->resume) == -1)
+			return fail(r, "close");
+		r->resume = -1;
+	}
 	for (i = 0; i < 2; i++) {
 		p = pumps[i];
 		p->off = p->len = 0;

@@ -111,6 +111,10 @@ struct relay {
 	off_t		 out_bytes;	/* the attempt put on retry's stdout */
 
 	int		 held;		/* --buffer-stdout: the file, or -1 */
+	int		 unheld;	/* it had no room: errno, or 0 */
+	int		 resume;	/* then the attempt's pipe, after it */
+	size_t		 unheld_len;	/* in unheld_buf, after it too */
+	int		 ended;		/* the attempt has ended */
 	int		 last;		/* the attempt is the run's last */
 	int		 hold_all;	/* -Q: the file of both streams, or -1 */
 	off_t		 seg_start;	/* where the attempt's part of it begins */
@@ -132,6 +136,7 @@ struct relay {
 	char		 outbuf[CHUNK], errbuf[CHUNK];
 	char		 outline[LINEMAX], errline[LINEMAX];
 	char		 mem[CHUNK];	/* the copy's start, without -I */
+	char		 unheld_buf[CHUNK];	/* what the held file refused */
 };
 
 int	relay_init(struct relay *, enum input, int, int, int, int,

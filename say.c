@@ -328,6 +328,11 @@ say_why(const struct policy *p, const struct run *r)
 		    "input for a retry (%s)", label, end,
 		    strerror(r->input_unkept));
 		break;
+	case OUTPUT_UNHELD:
+		say("%s %s; giving up: its output went to standard output, as "
+		    "-O had no room in TMPDIR to hold it (%s)", label, end,
+		    strerror(r->output_unheld));
+		break;
 	}
 }
 

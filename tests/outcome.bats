@@ -170,6 +170,16 @@ run_ends() {
 	    "last:its standard input was too long to replay" "$output"
 }
 
+@test "outcome output unheld: the status, not_retryable, 'its output went to standard output'" {
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	run small_tmpdir bash -c '"$1" --report report.json -O -n 2 -b 1ms -- \
+	    sh -c "head -c 3000000 /dev/zero; exit 1" 2>err >/dev/null; echo $?' sh "$RETRY"
+	stderr=$(cat err)
+	check_end 1 not_retryable \
+	    '^retry: attempt 1/2 failed with exit 1; giving up: its output went to standard output, as -O had no room in TMPDIR to hold it \(No space left on device\)$' \
+	    "last:or the output of" "$output"
+}
+
 @test "outcome input unkept: the status, not_retryable, 'no room in TMPDIR to keep its standard input'" {
 	export TMPDIR=$BATS_TEST_TMPDIR/tmp
 	run small_tmpdir bash -c 'head -c 3000000 /dev/zero | "$1" --report report.json \
