@@ -1009,10 +1009,10 @@ relay_poll(struct relay *r, struct pollfd *fds, int *now)
 			n = watch(fds, n, r->to_child, POLLOUT);
 		else
 			*now = 1;
-	} else if (r->to_child != -1 && r->source_eof)
-		*now = 1;	/* all given: the attempt's end of input, now */
-	else if (r->to_child != -1 && at_bound(r) && r->pending > 0)
-		*now = 1;	/* read before the copy failed: unkept() */
+	} else if (r->to_child != -1 && (r->source_eof ||
+	    (at_bound(r) && r->pending > 0)))
+		*now = 1;	/* all given, the attempt's end of input; or
+				 * what was read before the copy failed */
 	else if (r->to_child != -1 && at_bound(r))
 		n = watch(fds, n, STDIN_FILENO, POLLIN);	/* pass_input */
 	if (r->scanning)
@@ -1165,7 +1165,8 @@ unkept(struct relay *r, off_t kept, const char *rest, size_t n)
 	r->unkept = errno;
 	r->copied += kept;
 	r->bound = r->copied;
-	memcpy(r->mem, rest, n);
+	if (n > 0)
+		memcpy(r->mem, rest, n);
 	r->pending = n;
 	return 0;
 }
@@ -1712,6 +1713,21 @@ relay_hint(const struct relay *r)
 	return r->hint_watch && r->hint[0] != '\0' ? r->hint : NULL;
 }
 
+/* Bytes in the pipe that fd reads, still unread (0 where none can tell). */
+static off_t
+queued(int fd)
+{
+#ifdef FIONREAD
+	int n;
+
+	if (ioctl(fd, FIONREAD, &n) == 0 && n > 0)
+		return n;
+#else
+	(void)fd;
+#endif
+	return 0;
+}
+
 /*
  * How much of its stdin the ended attempt read: what was given to its
  * pipe less what is still in it (retry holds a read end for FIONREAD).
@@ -1721,13 +1737,11 @@ relay_hint(const struct relay *r)
 static int
 count_read(struct relay *r)
 {
-	off_t got = r->given, of_copy;
-	int queued = 0, fd;
+	off_t got = r->given - queued(r->child_in), of_copy;
+	int fd;
 
-#ifdef FIONREAD
-	if (ioctl(r->child_in, FIONREAD, &queued) == 0 && queued <= got)
-		got -= queued;
-#endif
+	if (got < 0)
+		got = 0;
 	of_copy = got < r->copied ? got : r->copied;
 	if (of_copy > r->read_most)
 		r->read_most = of_copy;
