@@ -50,6 +50,16 @@
 #endif
 #endif
 
+/*
+ * REG_STARTEND: regexec(3) given where the string ends, so that a NUL in
+ * it is a byte like any other.  glibc, the BSDs and macOS have it; musl
+ * has not, and there a line is matched up to its first NUL.
+ */
+#if defined(__GLIBC__) || defined(__FreeBSD__) || defined(__OpenBSD__) || \
+    defined(__NetBSD__) || defined(__APPLE__)
+#define HAVE_REG_STARTEND	1
+#endif
+
 /* clock_nanosleep(2) (POSIX, with _POSIX_CLOCK_SELECTION): not on macOS. */
 #if !defined(__APPLE__)
 #define HAVE_CLOCK_NANOSLEEP	1

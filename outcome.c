@@ -33,6 +33,10 @@ const struct outcome_row outcome_table[NOUTCOMES] = {
 	    EXIT_TEMPFAIL_ALWAYS },
 	[INPUT_CUT] = { "standard input too long to replay", NULL,
 	    "not_retryable", EXIT_LAST },
+	[INPUT_UNKEPT] = { "no room to keep standard input for a replay",
+	    NULL, "not_retryable", EXIT_LAST },
+	[OUTPUT_UNHELD] = { "no room to hold the output (-O)", NULL,
+	    "not_retryable", EXIT_LAST },
 };
 
 /*

@@ -16,14 +16,16 @@
  * loop (judge_attempt) tries them in this order, the first that holds
  * wins: CANNOT_RUN, INTERRUPTED, OUTPUT_STOP, DEADLINE (stopped at it),
  * READER_GONE, then SUCCEEDED or NOT_RETRYABLE, then EXHAUSTED, then
- * INPUT_CUT (stdin passed what is kept for a retry).  The
+ * INPUT_CUT (stdin passed what is kept for a retry) or INPUT_UNKEPT (the
+ * file of the copy had no room for it), then OUTPUT_UNHELD (-O's file
+ * had none: the attempt's output went to stdout).  The
  * others end a wait: DEADLINE (the next delay would pass it),
  * INTERRUPTED, CIRCUIT_OPEN, BUDGET_SPENT and STORE_DOWN.
  */
 enum outcome {
 	RUNNING, SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED,
 	CANNOT_RUN, OUTPUT_STOP, CIRCUIT_OPEN, BUDGET_SPENT, READER_GONE,
-	STORE_DOWN, INPUT_CUT, NOUTCOMES
+	STORE_DOWN, INPUT_CUT, INPUT_UNKEPT, OUTPUT_UNHELD, NOUTCOMES
 };
 
 /* The exit status an outcome gives, as retry(1)'s EXIT STATUS says. */

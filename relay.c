@@ -7,9 +7,7 @@
  */
 #include "compat.h"	/* first: the feature macros */
 
-#ifdef __linux__
-#include <sys/ioctl.h>		/* FIONREAD, beside splice(2) */
-#endif
+#include <sys/ioctl.h>		/* FIONREAD: of a pipe, on Linux and the BSDs */
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -26,6 +24,7 @@
 #include <unistd.h>
 
 #include "fd.h"
+#include "msg.h"
 #include "parse.h"
 #include "relay.h"
 #include "scratch.h"
@@ -43,6 +42,9 @@
 #define SPLICE_MAX	(1 << 20)	/* Linux's largest pipe (pipe-max-size) */
 
 static int	 at_bound(const struct relay *);
+static int	 unkept(struct relay *, off_t, const char *, size_t);
+static int	 unhold(struct relay *, struct pump *);
+static int	 resume_pipe(struct relay *, struct pump *);
 
 /* ---- Helpers ------------------------------------------------------- */
 
@@ -51,6 +53,17 @@ fail(struct relay *r, const char *what)
 {
 	r->failed = what;
 	return -1;
+}
+
+/* A write to a temporary file failed for want of room: a full TMPDIR. */
+static int
+no_room(int error)
+{
+#ifdef EDQUOT
+	if (error == EDQUOT)
+		return 1;
+#endif
+	return error == ENOSPC;
 }
 
 /*
@@ -302,12 +315,21 @@ matcher_free(struct matcher *m)
 }
 
 /*
- * Matches s[0, n), its first LINEMAX - 1 bytes, as a line: in place, the
- * byte after them lent for the NUL that regexec(3) wants, and given back.
+ * Matches s[0, n), its first LINEMAX - 1 bytes, as a line, NULs and all
+ * where regexec(3) takes the string's end (REG_STARTEND); elsewhere up to
+ * a NUL, in place, the byte after them lent for the NUL that regexec(3)
+ * wants, and given back.
  */
 static int
 line_hit(const regex_t *re, char *s, size_t n)
 {
+#ifdef HAVE_REG_STARTEND
+	regmatch_t whole;
+
+	whole.rm_so = 0;
+	whole.rm_eo = (regoff_t)(n > LINEMAX - 1 ? LINEMAX - 1 : n);
+	return regexec(re, s, 1, &whole, REG_STARTEND) == 0;
+#else
 	char saved;
 	int hit;
 
@@ -318,6 +340,7 @@ line_hit(const regex_t *re, char *s, size_t n)
 	hit = regexec(re, s, 0, NULL, 0) == 0;
 	s[n] = saved;
 	return hit;
+#endif
 }
 
 /* Each line of s[0, n) (the byte at n is lent, as by line_hit) by itself. */
@@ -395,7 +418,8 @@ by_literal(const struct matcher *m, char *s, size_t n)
 
 /*
  * A line that one regexec(3) of a run cannot stand for: longer than
- * LINEMAX - 1 (its start is matched) or with a NUL (what precedes it is).
+ * LINEMAX - 1 (its start is matched) or with a NUL, where the run's
+ * regexec(3) would stop (line_hit() matches it by itself).
  * Returns where the first one in s[0, n) begins, or n.
  */
 static size_t
@@ -669,6 +693,8 @@ close_source(struct relay *r, struct pump *p)
 {
 	int fd = p->from;
 
+	if (p == &r->out && r->resume != -1)
+		return resume_pipe(r, p);	/* the held part is out */
 	match_end(r, p);
 	p->from = -1;
 	p->full = 0;
@@ -725,15 +751,19 @@ static void
 init_count(struct relay *r, int count)
 {
 	struct stat st;
+	int flags;
 
-	r->count_out = 0;
+	r->count_out = r->out_append = 0;
 	r->out_bytes = 0;
 	r->out_start = -1;
+	r->out_counted = -1;
 	if (!count || fstat(STDOUT_FILENO, &st) == -1)
 		return;
-	if (S_ISREG(st.st_mode))
+	if (S_ISREG(st.st_mode)) {
 		r->out_start = 0;	/* read before each attempt */
-	else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+		flags = fcntl(STDOUT_FILENO, F_GETFL);
+		r->out_append = flags != -1 && (flags & O_APPEND) != 0;
+	} else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
 		r->count_out = 1;
 }
 
@@ -755,13 +785,20 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 	r->hint[0] = '\0';
 	r->rewind = r->replay = r->in_pipe = r->source_eof = 0;
 	r->bound = 0;
-	r->cut = r->spill_error = 0;
+	r->cut = r->spill_error = r->unkept = 0;
+	r->pending = 0;
 	r->copy_spliced = r->child_full = 0;
 	r->copy = r->to_child = r->held = -1;
+	r->unheld = 0;
+	r->resume = -1;
+	r->unheld_len = 0;
+	r->ended = 0;
 	r->last = 0;
 	r->hold_all = hold_all;
-	r->released = r->scanning = 0;
-	r->copied = r->fed = r->scanned = 0;
+	r->released = 0;
+	r->copied = r->fed = 0;
+	r->child_in = -1;
+	r->given = r->passed = r->read_most = r->read_passed = 0;
 	r->feed_off = r->feed_len = 0;
 	r->sink[0] = r->sink[1] = r->sink[2] = SINK_SMALL;
 	init_count(r, count && !hold && hold_all == -1);
@@ -810,6 +847,35 @@ relay_match_text(struct relay *r, char *s, size_t n, int end)
 		match_end(r, &r->out);
 }
 
+/*
+ * The attempt writes to a regular file on stdout itself: what it wrote is
+ * how far the offset of its own open file description moved.  A file
+ * opened with O_APPEND (>>, a log that others append to as well) is
+ * opened again for it (Linux's /proc/self/fd/1 opens the file itself),
+ * so that the others' writes move the caller's offset, not the attempt's;
+ * each write of the attempt still goes to the end.  One without it, or
+ * where that fails, shares retry's offset with whoever else writes it.
+ * Any lseek(2) that fails turns counting off for the run.
+ */
+static int
+count_by_offset(struct relay *r)
+{
+	int flags = fcntl(STDOUT_FILENO, F_GETFL), fd = -1;
+
+	if (r->out_append && flags != -1)
+		fd = open("/proc/self/fd/1", (flags & (O_ACCMODE | O_APPEND |
+		    O_SYNC | O_DSYNC)) | O_CLOEXEC);
+	r->out_counted = fd != -1 ? fd : STDOUT_FILENO;
+	r->out_start = lseek(r->out_counted, 0, fd != -1 ? SEEK_END : SEEK_CUR);
+	if (r->out_start == -1) {
+		r->out_counted = -1;
+		return fd != -1 ? close(fd) : 0;
+	}
+	if (fd != -1)
+		r->child_fd[1] = fd;
+	return 0;
+}
+
 /* Before each fork: the attempt's stdin, stdout and stderr. */
 int
 relay_prepare(struct relay *r)
@@ -818,7 +884,6 @@ relay_prepare(struct relay *r)
 
 	r->on_hit = r->stop_hit = 0;
 	r->hint[0] = '\0';
-	r->scanning = 0;
 	line_reset(&r->out);
 	line_reset(&r->err);
 	if (r->rewind && lseek(STDIN_FILENO, r->start_offset, SEEK_SET) == -1)
@@ -827,9 +892,9 @@ relay_prepare(struct relay *r)
 		if (new_pipe(fds) == -1 || nonblocking(fds[1]) == -1)
 			return fail(r, "pipe");
 		widen(fds[1]);
-		r->child_fd[0] = fds[0];
+		r->child_fd[0] = r->child_in = fds[0];
 		r->to_child = fds[1];
-		r->fed = 0;
+		r->fed = r->given = 0;
 		r->feed_off = r->feed_len = 0;
 		r->child_full = 0;
 	}
@@ -849,7 +914,8 @@ relay_prepare(struct relay *r)
 		r->child_fd[2] = r->child_fd[1];
 		return 0;
 	}
-	if (r->held != -1 && r->last) {
+	r->ended = 0;
+	if (r->held != -1 && (r->last || r->unheld)) {
 		/*
 		 * -O and an attempt that no other can follow: its output
 		 * would go to stdout at its end anyway, so it goes there as
@@ -861,20 +927,24 @@ relay_prepare(struct relay *r)
 	}
 	if (r->held != -1) {
 		/*
-		 * A new file for each attempt: whatever a process that an
-		 * earlier attempt left behind still writes goes to the old
-		 * one, which nobody reads.
+		 * A new file for each attempt, which retry fills from the
+		 * attempt's pipe: when it has no room, retry (not the
+		 * attempt) learns it, and passes the output on (unhold).
 		 */
 		if (close(r->held) == -1 || (r->held = scratch_file()) == -1)
 			return fail(r, "temporary file");
-		r->child_fd[1] = r->held;
+		if (open_pump(r, &r->out, r->held, &r->child_fd[1]) == -1)
+			return fail(r, "pipe");
+		r->out.sink = SINK_FILE;
+		widen(r->child_fd[1]);
 		r->released = 0;
 	} else if ((matching || r->count_out) &&
 	    open_pump(r, &r->out, STDOUT_FILENO, &r->child_fd[1]) == -1)
 		return fail(r, "pipe");
 	r->out_bytes = 0;
-	if (r->out_start != -1)	/* a regular file: -1 turns counting off */
-		r->out_start = lseek(STDOUT_FILENO, 0, SEEK_CUR);
+	if (r->out_start != -1 && r->child_fd[1] == -1 &&
+	    count_by_offset(r) == -1)
+		return fail(r, "close");
 	if ((matching || r->hint_watch) &&
 	    open_pump(r, &r->err, STDERR_FILENO, &r->child_fd[2]) == -1)
 		return fail(r, "pipe");
@@ -901,7 +971,8 @@ relay_forked(struct relay *r)
 	for (i = 0; i < 3; i++) {
 		if (r->child_fd[i] != -1 && r->child_fd[i] != r->held &&
 		    (i < 2 || r->child_fd[2] != r->child_fd[1]) &&
-		    close(r->child_fd[i]) == -1)
+		    r->child_fd[i] != r->out_counted &&
+		    r->child_fd[i] != r->child_in && close(r->child_fd[i]) == -1)
 			return fail(r, "close");
 	}
 	r->child_fd[0] = r->child_fd[1] = r->child_fd[2] = -1;
@@ -946,12 +1017,12 @@ relay_poll(struct relay *r, struct pollfd *fds, int *now)
 			n = watch(fds, n, r->to_child, POLLOUT);
 		else
 			*now = 1;
-	} else if (r->to_child != -1 && r->source_eof)
-		*now = 1;	/* all given: the attempt's end of input, now */
+	} else if (r->to_child != -1 && (r->source_eof ||
+	    (at_bound(r) && r->pending > 0)))
+		*now = 1;	/* all given, the attempt's end of input; or
+				 * what was read before the copy failed */
 	else if (r->to_child != -1 && at_bound(r))
 		n = watch(fds, n, STDIN_FILENO, POLLIN);	/* pass_input */
-	if (r->scanning)
-		*now = 1;
 	for (i = 0; i < 2; i++) {
 		p = pumps[i];
 		if (pump_blocked(p))
@@ -1068,6 +1139,8 @@ take_input(struct relay *r)
 			return took_input(r, n);
 		if (errno == EINTR || errno == EAGAIN)
 			return 0;
+		if (no_room(errno))
+			return unkept(r, 0, NULL, 0);	/* the rest is in stdin */
 		if (errno != EINVAL)
 			return fail(r, "temporary file");
 		r->in_pipe = 0;		/* a file system without splice */
@@ -1079,8 +1152,29 @@ take_input(struct relay *r)
 	for (at = 0; at < n; at += w)
 		if ((w = pwrite(r->copy, r->chunk + at, (size_t)(n - at),
 		    r->copied + at)) == -1)
-			return fail(r, "temporary file");
+			return no_room(errno) ? unkept(r, at, r->chunk + at,
+			    (size_t)(n - at)) : fail(r, "temporary file");
 	return took_input(r, n);
+}
+
+/*
+ * The copy's file has no room for more (a full TMPDIR): the copy ends with
+ * the kept bytes it has, and what stdin still brings passes through to the
+ * attempts (pass_input), kept nowhere, from the n bytes of rest that were
+ * read but did not fit (held in mem, which the file has made free).  No
+ * attempt is stopped for it; a retry that would need more than the copy
+ * is refused (INPUT_UNKEPT).
+ */
+static int
+unkept(struct relay *r, off_t kept, const char *rest, size_t n)
+{
+	r->unkept = errno;
+	r->copied += kept;
+	r->bound = r->copied;
+	if (n > 0)
+		memcpy(r->mem, rest, n);
+	r->pending = n;
+	return 0;
 }
 
 /* The attempt closed its stdin: it gets no more of the copy. */
@@ -1118,6 +1212,7 @@ write_feed(struct relay *r, int counts)
 	    r->feed_len - r->feed_off);
 	if (n == -1)
 		return feed_failed(r);
+	r->given += n;
 	if (counts)
 		r->fed += n;
 	if ((r->feed_off += (size_t)n) == r->feed_len)
@@ -1169,6 +1264,7 @@ feed_child(struct relay *r)
 		if (n == -1)
 			return feed_failed(r);
 		r->fed += n;
+		r->given += n;
 		return 0;
 	}
 #ifdef SPLICE_F_NONBLOCK
@@ -1179,6 +1275,7 @@ feed_child(struct relay *r)
 		    SPLICE_F_NONBLOCK);
 		if (n > 0) {
 			r->fed += n;
+			r->given += n;
 			return 0;
 		}
 		if (n == 0) {
@@ -1205,7 +1302,15 @@ pass_input(struct relay *r, int readable)
 {
 	ssize_t n;
 
-	if (r->feed_off == r->feed_len) {
+	if (r->feed_off == r->feed_len && r->pending > 0) {
+		memcpy(r->feed, r->mem, r->pending);	/* see unkept() */
+		n = (ssize_t)r->pending;
+		r->pending = 0;
+		r->cut = 1;
+		r->passed += n;
+		r->feed_off = 0;
+		r->feed_len = (size_t)n;
+	} else if (r->feed_off == r->feed_len) {
 		if (!readable)
 			return 0;
 		n = read(STDIN_FILENO, r->feed, sizeof(r->feed));
@@ -1217,6 +1322,7 @@ pass_input(struct relay *r, int readable)
 			return 0;
 		}
 		r->cut = 1;
+		r->passed += n;
 		r->feed_off = 0;
 		r->feed_len = (size_t)n;
 	}
@@ -1300,6 +1406,8 @@ flush(struct relay *r, struct pump *p)
 		return 0;
 	if (p->to == r->hold_all && p->to != STDERR_FILENO)
 		return spool_gone(r, p);
+	if (p->to == r->held && p->to != -1)
+		return no_room(errno) ? unhold(r, p) : fail(r, "temporary file");
 	return errno == EPIPE ? output_gone(r, p) : discard(r, p);
 }
 
@@ -1350,6 +1458,12 @@ not_spliced(struct relay *r, struct pump *p)
 
 	if (errno == EINTR)
 		return 0;
+	if (p->to == r->held && p->to != -1 && no_room(errno))
+		return unhold(r, p);
+	if (p->to == r->held && p->to != -1 && errno == EINVAL) {
+		p->unranged = 1;	/* no splice into this file system */
+		return 0;
+	}
 	if (errno == EPIPE)
 		return output_gone(r, p);
 	if (errno == EINVAL) {	/* for this run's later attempts too */
@@ -1459,6 +1573,58 @@ pass_ranged(struct relay *r, struct pump *p)
 }
 #endif
 
+/*
+ * -O's file has no room for the attempt's output (a full TMPDIR): rather
+ * than lose it, retry sends what the file holds to stdout, then what it
+ * refused (p->buf's rest), then the pipe as it comes (resume_pipe).  So
+ * stdout gets the attempt's output whole, after one line that says so;
+ * no later attempt's may follow it there (OUTPUT_UNHELD).
+ */
+static int
+unhold(struct relay *r, struct pump *p)
+{
+	int from, error = errno;
+	off_t held = lseek(r->held, 0, SEEK_CUR);
+
+	r->unheld = error;
+	warningx("-O: no room in %s to hold the attempt's output (%s): the "
+	    "%lld bytes held and the rest go to standard output now, and no "
+	    "retry may follow", temp_dir(), strerror(r->unheld),
+	    (long long)(held > 0 ? held : 0));
+	r->unheld_len = p->len - p->off;
+	memcpy(r->unheld_buf, p->buf + p->off, r->unheld_len);
+	if ((from = fcntl(r->held, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) == -1)
+		return fail(r, "temporary file");
+	r->resume = p->from;
+	r->released = 1;	/* relay_release() has nothing more to send */
+	p->from = from;
+	p->to = STDOUT_FILENO;
+	p->sink = r->sink[STDOUT_FILENO];
+	p->file = p->draining = 1;	/* a file: read to its end */
+	p->pos = 0;
+	p->off = p->len = 0;
+	p->full = p->unranged = 0;
+	return 0;
+}
+
+/* The held part is out: on to what the file refused, then the pipe. */
+static int
+resume_pipe(struct relay *r, struct pump *p)
+{
+	int fd = p->from;
+
+	p->from = r->resume;
+	r->resume = -1;
+	p->file = p->unranged = 0;
+	p->draining = r->ended;
+	p->pos = 0;
+	memcpy(p->buf, r->unheld_buf, r->unheld_len);
+	p->off = 0;
+	p->len = r->unheld_len;
+	r->unheld_len = 0;
+	return close(fd) == -1 ? fail(r, "close") : 0;
+}
+
 /* Moves what the source has to p->to, the way p->sink allows. */
 static int
 pass(struct relay *r, struct pump *p)
@@ -1471,6 +1637,10 @@ pass(struct relay *r, struct pump *p)
 	if (p->sink == SINK_PIPE)
 		return p->file || !wants_lines(r, p) ? pass_spliced(r, p) :
 		    pass_teed(r, p);
+	/* -O's pipe into its file: what the file takes leaves the pipe. */
+	if (p->to == r->held && p->to != -1 && !wants_lines(r, p) &&
+	    !p->unranged)
+		return pass_spliced(r, p);
 #endif
 	return pass_buffered(r, p);
 }
@@ -1489,28 +1659,6 @@ run_pump(struct relay *r, struct pump *p, const struct pollfd *fds, int nfds)
 	    !(p->draining || ready(fds, nfds, p->from)))
 		return 0;
 	return pass(r, p);
-}
-
-/*
- * --buffer-stdout or -Q with patterns (or -Q with --hint-from-stderr):
- * one chunk of the attempt's held output matched.
- */
-static int
-scan_held(struct relay *r)
-{
-	ssize_t n = 0;
-
-	if (wants_lines(r, &r->out) && (n = pread(r->held, r->chunk,
-	    sizeof(r->chunk), r->scanned)) > 0) {
-		match_feed(r, &r->out, r->chunk, (size_t)n);
-		r->scanned += n;
-		return 0;
-	}
-	if (n == -1)
-		return errno == EINTR ? 0 : fail(r, "temporary file");
-	match_end(r, &r->out);
-	r->scanning = 0;
-	return 0;
 }
 
 /*
@@ -1542,20 +1690,18 @@ relay_service(struct relay *r, const struct pollfd *fds, int n)
 			return fail(r, "close");
 		r->to_child = -1;	/* end of input for the attempt */
 	}
-	if (r->scanning && scan_held(r) == -1)
-		return -1;
 	if (run_pump(r, &r->out, fds, n) == -1 ||
 	    run_pump(r, &r->err, fds, n) == -1)
 		return -1;
 	return 0;
 }
 
-/* All output is out, and the held output matched. */
+/* All output is out. */
 int
 relay_output_done(const struct relay *r)
 {
 	return r->out.from == -1 && !pump_blocked(&r->out) &&
-	    r->err.from == -1 && !pump_blocked(&r->err) && !r->scanning;
+	    r->err.from == -1 && !pump_blocked(&r->err);
 }
 
 /* --hint-from-stderr: the last Retry-After line of the attempt, or NULL. */
@@ -1565,32 +1711,83 @@ relay_hint(const struct relay *r)
 	return r->hint_watch && r->hint[0] != '\0' ? r->hint : NULL;
 }
 
+/* Bytes in the pipe that fd reads, still unread (0 where none can tell). */
+static off_t
+queued(int fd)
+{
+#ifdef FIONREAD
+	int n;
+
+	if (ioctl(fd, FIONREAD, &n) == 0 && n > 0)
+		return n;
+#else
+	(void)fd;
+#endif
+	return 0;
+}
+
+/*
+ * How much of its stdin the ended attempt read: what was given to its
+ * pipe less what is still in it (retry holds a read end for FIONREAD).
+ * The copy's start is read again by each attempt; what passed unkept
+ * (pass_input) by one.
+ */
+static int
+count_read(struct relay *r)
+{
+	off_t got = r->given - queued(r->child_in), of_copy;
+	int fd;
+
+	if (got < 0)
+		got = 0;
+	of_copy = got < r->copied ? got : r->copied;
+	if (of_copy > r->read_most)
+		r->read_most = of_copy;
+	r->read_passed += got - of_copy;
+	fd = r->child_in;
+	r->child_in = -1;
+	return close(fd);
+}
+
+/*
+ * Bytes that retry took from its stdin (kept to replay, or passed on) and
+ * no attempt read: they are lost to whoever reads the pipe after retry,
+ * as in "producer | while read x; do retry cmd; done".
+ */
+off_t
+relay_unread(const struct relay *r)
+{
+	return r->copied + r->passed + (off_t)r->pending - r->read_most -
+	    r->read_passed;
+}
+
 /*
  * The attempt has ended: its stdin closes; its output pipes give what is
  * in them and then close, even if a process it left behind holds them.
- * Held output is matched chunk by chunk in the wait (scan_held), so that
- * a signal need not wait for the end of a large file.
+ * -O's and -Q's output were matched on their way into the file.
  */
 int
 relay_attempt_ended(struct relay *r)
 {
 	off_t end;
 
+	if (r->child_in != -1 && count_read(r) == -1)
+		return fail(r, "close");
 	if (r->to_child != -1) {
 		if (close(r->to_child) == -1)
 			return fail(r, "close");
 		r->to_child = -1;
 	}
 	r->feed_off = r->feed_len = 0;	/* what passed, for it alone */
-	if (r->out_start != -1 &&
-	    (end = lseek(STDOUT_FILENO, 0, SEEK_CUR)) > r->out_start)
-		r->out_bytes = end - r->out_start;
-	r->out.draining = r->err.draining = 1;
-	if (r->held != -1 && wants_lines(r, &r->out)) {
-		line_reset(&r->out);
-		r->scanned = 0;
-		r->scanning = 1;
+	if (r->out_counted != -1) {
+		if ((end = lseek(r->out_counted, 0, SEEK_CUR)) > r->out_start)
+			r->out_bytes = end - r->out_start;
+		if (r->out_counted != STDOUT_FILENO && close(r->out_counted) == -1)
+			return fail(r, "close");
+		r->out_counted = -1;
 	}
+	r->out.draining = r->err.draining = 1;
+	r->ended = 1;
 	return 0;
 }
 
@@ -1609,7 +1806,6 @@ relay_release(struct relay *r, int fd)
 	if (r->held == -1 || r->released)
 		return 0;
 	r->released = 1;
-	r->scanning = 0;
 	if ((from = fcntl(r->held, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) == -1)
 		return fail(r, "temporary file");
 	pump_reset(r, &r->out, from, fd);
@@ -1628,7 +1824,11 @@ relay_drop(struct relay *r)
 	struct pump *pumps[2] = { &r->out, &r->err }, *p;
 	int i;
 
-	r->scanning = 0;
+	if (r->resume != -1) {
+		if (close(r->resume) == -1)
+			return fail(r, "close");
+		r->resume = -1;
+	}
 	for (i = 0; i < 2; i++) {
 		p = pumps[i];
 		p->off = p->len = 0;

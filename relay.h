@@ -88,24 +88,37 @@ struct relay {
 	off_t		 bound;		/* copied at most (0: no bound) */
 	int		 cut;		/* more came than that: the copy is cut */
 	int		 spill_error;	/* no file past memory: errno, or 0 */
+	int		 unkept;	/* the file had no room: errno, or 0 */
+	size_t		 pending;	/* read then, in mem: to pass on */
 	int		 in_pipe;	/* stdin is a pipe: spliced to the copy */
 	int		 copy_spliced;	/* the copy is spliced to the attempt */
 	int		 copy, to_child, source_eof;	/* copy -1: in mem */
 	int		 child_full;	/* to_child took nothing: wait until it does */
 	off_t		 copied, fed;
+	int		 child_in;	/* the attempt's end of its stdin: what
+					 * it left unread is counted there */
+	off_t		 given;		/* to the attempt's stdin, all told */
+	off_t		 passed;	/* of stdin, passed on unkept */
+	off_t		 read_most;	/* of the copy, by one attempt */
+	off_t		 read_passed;	/* of what passed, by the attempts */
 	size_t		 feed_off, feed_len;	/* see feed_buffered, pass_input */
 
 	int		 count_out;	/* stdout a pipe or socket: a pump counts */
 	off_t		 out_start;	/* stdout a file: its offset, else -1 */
+	int		 out_append;	/* that file is opened with O_APPEND */
+	int		 out_counted;	/* whose offset counts (stdout, the
+					 * attempt's own opening), or -1 */
 	off_t		 out_bytes;	/* the attempt put on retry's stdout */
 
 	int		 held;		/* --buffer-stdout: the file, or -1 */
+	int		 unheld;	/* it had no room: errno, or 0 */
+	int		 resume;	/* then the attempt's pipe, after it */
+	size_t		 unheld_len;	/* in unheld_buf, after it too */
+	int		 ended;		/* the attempt has ended */
 	int		 last;		/* the attempt is the run's last */
 	int		 hold_all;	/* -Q: the spool both streams go to (stderr
 				   once it failed), or -1 */
 	int		 released;	/* the held output has gone out */
-	int		 scanning;	/* it is being matched, from scanned on */
-	off_t		 scanned;
 	enum sink	 sink[3];	/* what retry's stdout and stderr take */
 	struct pump	 out, err;
 	int		 child_fd[3];	/* the attempt's stdio; -1: retry's own */
@@ -121,6 +134,7 @@ struct relay {
 	char		 outbuf[CHUNK], errbuf[CHUNK];
 	char		 outline[LINEMAX], errline[LINEMAX];
 	char		 mem[CHUNK];	/* the copy's start, without -I */
+	char		 unheld_buf[CHUNK];	/* what the held file refused */
 };
 
 int	relay_init(struct relay *, enum input, int, int, int, int,
@@ -137,6 +151,7 @@ int	relay_attempt_ended(struct relay *);
 int	relay_release(struct relay *, int);
 int	relay_drop(struct relay *);
 int	relay_reader_gone(int);
+off_t	relay_unread(const struct relay *);
 
 int	matcher_init(struct matcher *, const regex_t *, const char *);
 int	matcher_lines(const struct matcher *, char *, size_t);

@@ -528,6 +528,9 @@ run_attempt(const struct policy *p, struct run *r)
 	r->input_cut = io.cut;
 	r->input_kept = io.bound;
 	r->input_error = io.spill_error;
+	r->input_unkept = io.unkept;
+	r->output_unheld = io.unheld;
+	r->input_unread = relay_unread(&io);
 	if (r->end.signal != 0 && r->interrupt == 0)
 		r->interrupt = r->end.signal;
 	/* --reset-after: a long healthy run is no part of a crash loop. */
@@ -570,8 +573,9 @@ judge_attempt(const struct policy *p, const struct run *r)
 		return EXHAUSTED;
 	/* The next would run on less input than this one had, unasked. */
 	if (r->input_cut)
-		return INPUT_CUT;
-	return RUNNING;
+		return r->input_unkept != 0 ? INPUT_UNKEPT : INPUT_CUT;
+	/* Its output is on stdout already: no other may follow it there. */
+	return r->output_unheld != 0 ? OUTPUT_UNHELD : RUNNING;
 }
 
 /*
@@ -730,6 +734,8 @@ count_run(const struct policy *p, struct run *r)
 	case CIRCUIT_OPEN:
 	case BUDGET_SPENT:
 	case INPUT_CUT:
+	case INPUT_UNKEPT:
+	case OUTPUT_UNHELD:
 		kind = RUN_FAILED;
 		break;
 	case RUNNING:

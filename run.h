@@ -39,6 +39,9 @@ struct run {
 	int		 input_cut;		/* stdin passed input_kept */
 	int64_t		 input_kept;		/* bytes of stdin kept to replay */
 	int		 input_error;		/* why no more: errno, or 0 */
+	int		 input_unkept;		/* no room for the copy: errno */
+	int		 output_unheld;		/* none for -O's file: errno */
+	int64_t		 input_unread;		/* taken of stdin, read by none */
 	int		 interrupt;		/* a signal retry itself got */
 	int64_t		 began, ended;		/* the last attempt's */
 	int64_t		 delay, asleep;

@@ -320,7 +320,33 @@ say_why(const struct policy *p, const struct run *r)
 	case INPUT_CUT:
 		say_input_cut(r, label, end);
 		break;
+	case INPUT_UNKEPT:
+		say("%s %s; giving up: no room in TMPDIR to keep its standard "
+		    "input for a retry (%s)", label, end,
+		    strerror(r->input_unkept));
+		break;
+	case OUTPUT_UNHELD:
+		say("%s %s; giving up: its output went to standard output, as "
+		    "-O had no room in TMPDIR to hold it (%s)", label, end,
+		    strerror(r->output_unheld));
+		break;
 	}
+}
+
+/*
+ * Input that retry took from its stdin to replay and no attempt read is
+ * lost to the next reader of the pipe (a "while read" loop around retry):
+ * said even with -q.
+ */
+static void
+say_unread(const struct run *r)
+{
+	if (r->input_unread <= 0)
+		return;
+	warningx("%lld byte%s of standard input went to no attempt (retry "
+	    "took them to replay; --share-stdin leaves them to the next "
+	    "reader, </dev/null gives the command none)",
+	    (long long)r->input_unread, r->input_unread == 1 ? "" : "s");
 }
 
 /* Why the run ended and, with -v, a summary of it. */
@@ -329,6 +355,7 @@ say_end(const struct policy *p, const struct run *r)
 {
 	char t[32], s[32];
 
+	say_unread(r);
 	say_why(p, r);
 	detail("%ld attempt%s in %ss, %ss asleep; stopped: %s", r->attempts,
 	    r->attempts == 1 ? "" : "s",

@@ -113,6 +113,64 @@ teardown() {
 	gone "$(cat kid)"
 }
 
+@test "a full TMPDIR while the copy of stdin grows: the attempt runs on with all its input, and a retry is refused in one line" {
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	head -c 3000000 /dev/urandom >data
+	# -I, the default bound, and a socket (read(2), not splice(2)): the
+	# attempt gets every byte and its own status, never 125 or SIGKILL.
+	for how in -I ""; do
+		rm -f got
+		rc=0
+		small_tmpdir sh -c 'slow() { head -c 500000 data; sleep 0.1; tail -c +500001 data; }
+			slow | "$1" $2 -n 3 -b 10ms -j none sh -c "cat >>got; exit 1"' \
+		    sh "$RETRY" "$how" 2>err || rc=$?
+		cat err
+		[ "$rc" -eq 1 ]
+		cmp got data
+		[ "$(cat err)" = "retry: attempt 1/3 failed with exit 1; giving up: no room in TMPDIR to keep its standard input for a retry (No space left on device)" ]
+	done
+	rm -f got
+	run -0 --separate-stderr small_tmpdir socket-stdin data "$RETRY" \
+	    --report r.json -n 3 -b 10ms sh -c 'cat >got'
+	cmp got data
+	[ -z "$stderr" ]
+	# A retry after all would run on less input: refused, said, reported.
+	rm -f got
+	run -1 --separate-stderr small_tmpdir socket-stdin data "$RETRY" \
+	    --report r.json -n 3 -b 10ms sh -c 'cat >got; exit 1'
+	cmp got data
+	expect_stderr "retry: attempt 1/3 failed with exit 1; giving up: no room in TMPDIR to keep its standard input for a retry (No space left on device)"
+	grep -q '"outcome": "not_retryable"' r.json
+}
+
+@test "-O with a full TMPDIR: the attempt's output reaches stdout whole after one line, and no retry follows it there" {
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	python3 -c 'import json; print(json.dumps([{"n": i, "s": "x" * 40} for i in range(50000)]))' >doc.json
+	local held="retry: -O: no room in $TMPDIR to hold the attempt's output (No space left on device): the 1048576 bytes held and the rest go to standard output now, and no retry may follow"
+	# A success: its whole document on stdout, to a file (copy_file_range)
+	# and through a pipe to a JSON reader (splice, then read and write
+	# with a pattern), and the one line.
+	run -0 --separate-stderr small_tmpdir "$RETRY" -O -n 3 -b 10ms cat doc.json
+	[ "$output" = "$(cat doc.json)" ]
+	expect_stderr "$held"
+	for pattern in --jitter=full --on-output=nosuchline; do
+		rm -f out
+		small_tmpdir sh -c '"$1" -O "$2" -n 3 -b 10ms cat doc.json 2>err |
+		    python3 -c "import json, sys; d = sys.stdin.read(); json.loads(d); open(\"out\", \"w\").write(d)"' \
+		    sh "$RETRY" "$pattern"
+		cmp out doc.json
+		[ "$(cat err)" = "$held" ]
+	done
+	# A failure that would be retried: its output stays, once, the run
+	# ends with its status, and says why.
+	run -1 --separate-stderr small_tmpdir "$RETRY" --report r.json -O -n 3 \
+	    -b 10ms sh -c 'cat doc.json; exit 1'
+	[ "$output" = "$(cat doc.json)" ]
+	expect_stderr "$held
+retry: attempt 1/3 failed with exit 1; giving up: its output went to standard output, as -O had no room in TMPDIR to hold it (No space left on device)"
+	grep -q '"outcome": "not_retryable"' r.json
+}
+
 need_nobody_and_prlimit() {
 	# ASan's runtime needs a thread of its own at exit: no process left.
 	[ -z "${TEST_SANITIZED:-}" ] || skip "the sanitizers' runtime needs processes of its own"

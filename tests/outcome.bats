@@ -170,3 +170,23 @@ run_ends() {
 	    '^retry: attempt 1/2 failed with exit 1; giving up: its standard input passed the 16 MiB kept for a retry \(-I keeps any size, --share-stdin lets attempts read on\)$' \
 	    "last:its standard input was too long to replay" "$output"
 }
+
+@test "outcome output unheld: the status, not_retryable, 'its output went to standard output'" {
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	run small_tmpdir bash -c '"$1" --report report.json -O -n 2 -b 1ms -- \
+	    sh -c "head -c 3000000 /dev/zero; exit 1" 2>err >/dev/null; echo $?' sh "$RETRY"
+	stderr=$(cat err)
+	check_end 1 not_retryable \
+	    '^retry: attempt 1/2 failed with exit 1; giving up: its output went to standard output, as -O had no room in TMPDIR to hold it \(No space left on device\)$' \
+	    "last:or the output of" "$output"
+}
+
+@test "outcome input unkept: the status, not_retryable, 'no room in TMPDIR to keep its standard input'" {
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	run small_tmpdir bash -c 'head -c 3000000 /dev/zero | "$1" --report report.json \
+	    -n 2 -b 1ms -- sh -c "cat >/dev/null; exit 1" 2>err; echo $?' sh "$RETRY"
+	stderr=$(cat err)
+	check_end 1 not_retryable \
+	    '^retry: attempt 1/2 failed with exit 1; giving up: no room in TMPDIR to keep its standard input for a retry \(No space left on device\)$' \
+	    "last:TMPDIR too full to keep it" "$output"
+}

@@ -156,6 +156,27 @@ out 2" ]
 	[[ $output != *"standard output"* ]]
 }
 
+@test "the bytes an attempt left on a >> stdout are its own, not another writer's of the same file" {
+	# Another process appends to the log while attempt 1 runs: after the
+	# attempt's own bytes (5), or when it wrote none.
+	local writer='while [ ! -e a ]; do sleep 0.01; done; echo "another writer"; touch w'
+	local script='[ "$RETRY_ATTEMPT" -gt 1 ] && exit 1
+		printf "$OUT"; touch a; while [ ! -e w ]; do sleep 0.01; done; exit 1'
+	: >log
+	{ sh -c "$writer" & OUT=abcde "$RETRY" -n 2 -b 10ms -j none sh -c "$script"
+	    wait "$!"; } >>log 2>err 3>&- || true
+	cat err log
+	[ "$(cat log)" = "abcdeanother writer" ]
+	grep -qxF "retry: attempt 1 left 5 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)" err
+	rm -f a w
+	: >log
+	{ sh -c "$writer" & OUT= "$RETRY" -n 2 -b 10ms -j none sh -c "$script"
+	    wait "$!"; } >>log 2>err 3>&- || true
+	cat err
+	[ "$(cat log)" = "another writer" ]
+	! grep -q 'standard output' err
+}
+
 # ---- Matched output, and a reader that has gone --------------------------------
 
 @test "matched output streams through unchanged, in order within each stream" {
@@ -288,9 +309,9 @@ within_deadline() {
 	"$RETRY" --on-output x -n 1 sh -c "$script" sh fds <in >out 2>err
 	[[ $(sed -n 2p fds) =~ ^1\ pipe:\[[0-9]+\]\ $PWD/out$ ]]
 	[[ $(sed -n 3p fds) =~ ^2\ pipe:\[[0-9]+\]\ $PWD/err$ ]]
-	# With -O, a held file for stdout only.
+	# With -O, a pipe into the held file, for stdout only.
 	"$RETRY" -O -n 2 sh -c "$script" sh fds <in >out 2>err
-	[[ $(sed -n 2p fds) =~ ^1\ $TMPDIR/(#[0-9]+|retry\.[A-Za-z0-9]{6})\ \(deleted\)\ $PWD/out$ ]]
+	[[ $(sed -n 2p fds) =~ ^1\ pipe:\[[0-9]+\]\ $PWD/out$ ]]
 	[ "$(sed -n 3p fds)" = "2 $PWD/err $PWD/err" ]
 	# But the last attempt has retry's stdout itself.
 	"$RETRY" -O -n 1 sh -c "$script" sh fds <in >out 2>err
@@ -330,20 +351,21 @@ retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
 	wait "$(cat bg.pid)" || rc=$?
 	[ "$rc" -eq 1 ]
 	[ "$(cat out)" = streamed ]
-	# With hints on, or equal jitter's half step inside the deadline, held.
+	# With hints on, or equal jitter's half step inside the deadline, held
+	# (through a pipe into the held file).
 	"$RETRY" -O -D 1s -b 2s -j none sh -c \
 	    'ls -l /proc/$$/fd/1 | sed "s/.* -> //"; exit 1' >out 2>err || true
-	[[ $(cat out) =~ \(deleted\)$ ]]
+	[[ $(cat out) =~ ^pipe: ]]
 	XDG_RUNTIME_DIR=/dev/null "$RETRY" -O -D 10s -b 15s -j equal sh -c \
 	    'ls -l /proc/$$/fd/1 | sed "s/.* -> //"' >out 2>err
-	[[ $(cat out) =~ \(deleted\)$ ]]
+	[[ $(cat out) =~ ^pipe: ]]
 	XDG_RUNTIME_DIR=/dev/null "$RETRY" -O -D 1s -b 2100ms -j equal sh -c \
 	    'ls -l /proc/$$/fd/1 | sed "s/.* -> //"; exit 1' >out 2>err || true
 	[ "$(cat out)" = "$PWD/out" ]
 	# --reset-after may count again from 1: never known to be the last.
 	"$RETRY" -O -n 1 --reset-after 1h sh -c \
 	    'ls -l /proc/$$/fd/1 | sed "s/.* -> //"' >out 2>err
-	[[ $(cat out) =~ \(deleted\)$ ]]
+	[[ $(cat out) =~ ^pipe: ]]
 }
 
 # The same bytes, held (attempt 1 of 2 succeeds) and streamed (the last).

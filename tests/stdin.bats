@@ -262,6 +262,41 @@ $want" ]
 	grep -qx 'retry: attempt 1/2 failed with exit 1; giving up: its standard input passed the 64 KiB kept for a retry (-I keeps any size, --share-stdin lets attempts read on)' err
 }
 
+@test "input that retry took from a pipe and no attempt read is said at the end, with its bytes, even with -q" {
+	local line="retry: 4 bytes of standard input went to no attempt (retry took them to replay; --share-stdin leaves them to the next reader, </dev/null gives the command none)"
+	# The loop reads a line, retry takes the rest for a replay that the
+	# command, which reads nothing, never asks for: the loop ends.
+	printf 'a\nb\nc\n' | while read -r x; do
+		echo "line $x"
+		"$RETRY" -q -- sleep 0.1
+	done >out 2>err
+	[ "$(cat out)" = "line a" ]
+	[ "$(cat err)" = "$line" ]
+	# --share-stdin leaves them to the loop; an attempt that reads them
+	# all, or </dev/null, says nothing.
+	printf 'a\nb\nc\n' | while read -r x; do
+		echo "line $x"
+		"$RETRY" --share-stdin -- sleep 0.1
+	done >out 2>err
+	[ "$(cat out)" = "line a
+line b
+line c" ]
+	[ ! -s err ]
+	printf 'a\nb\nc\n' | "$RETRY" cat >out 2>err
+	[ ! -s err ]
+	"$RETRY" -- sleep 0.1 </dev/null 2>err
+	[ ! -s err ]
+	# Each attempt reads 1 byte of the copy's 3: 2 unread, said before the
+	# last line.
+	rc=0
+	printf abc | "$RETRY" -n 2 -b 10ms -j none sh -c '
+		dd bs=1 count=1 2>/dev/null >>got; exit 1' 2>err || rc=$?
+	[ "$rc" -eq 1 ]
+	[ "$(cat got)" = aa ]
+	[ "$(sed -n 2p err)" = "${line/4 bytes/2 bytes}" ]
+	[ "$(sed -n 3p err)" = "retry: attempt 2/2 failed with exit 1; giving up: no attempts left" ]
+}
+
 @test "--replay-stdin and --share-stdin exclude each other: exit 125, one line, nothing run" {
 	run -125 "$RETRY" -I --share-stdin sh -c 'touch ran'
 	[ "$output" = "retry: --replay-stdin and --share-stdin exclude each other: replay the input, or let attempts read on" ]

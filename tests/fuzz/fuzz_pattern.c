@@ -46,20 +46,32 @@ make_text(const uint8_t *d, size_t n)
 	return len;
 }
 
-/* The promise: each line, its first LINEMAX - 1 bytes, by itself. */
+/*
+ * The promise: each line, its first LINEMAX - 1 bytes, by itself, NULs
+ * and all where regexec(3) has REG_STARTEND, else up to its first NUL.
+ */
 static int
 reference(const regex_t *re, const char *s, size_t n)
 {
 	char line[LINEMAX];
 	const char *end = s + n, *nl;
 	size_t len;
+	regmatch_t whole;
+	int flags = 0;
 
 	while (s < end) {
 		nl = memchr(s, '\n', (size_t)(end - s));
 		len = (size_t)((nl != NULL ? nl : end) - s);
-		memcpy(line, s, len > LINEMAX - 1 ? LINEMAX - 1 : len);
-		line[len > LINEMAX - 1 ? LINEMAX - 1 : len] = '\0';
-		if (regexec(re, line, 0, NULL, 0) == 0)
+		if (len > LINEMAX - 1)
+			len = LINEMAX - 1;
+		memcpy(line, s, len);
+		line[len] = '\0';
+		whole.rm_so = 0;
+		whole.rm_eo = (regoff_t)len;
+#ifdef HAVE_REG_STARTEND
+		flags = REG_STARTEND;
+#endif
+		if (regexec(re, line, 1, &whole, flags) == 0)
 			return 1;
 		if (nl == NULL)
 			break;

@@ -254,3 +254,16 @@ redis_missing() {
 		echo "no redis-cli: Debian's redis-tools, which redis-server needs"
 	fi
 }
+
+# small_tmpdir COMMAND [ARG ...]: runs COMMAND where $TMPDIR is a tmpfs of
+# 1 MiB, in a mount namespace of its own (the machine's mounts are left
+# alone), so that a test can fill it; skips the test unless root can.
+small_tmpdir() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root, for a mount namespace"
+	command -v unshare >/dev/null || skip "unshare is not installed"
+	unshare --mount true 2>/dev/null || skip "no mount namespace here"
+	mkdir -p "$TMPDIR"
+	unshare --mount --propagation private sh -c '
+		mount -t tmpfs -o size=1m tmpfs "$TMPDIR" || exit 125
+		exec "$@"' sh "$@"
+}
