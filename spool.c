@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <fcntl.h>		/* loff_t, on musl */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
