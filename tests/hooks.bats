@@ -123,7 +123,7 @@ retry: attempt 1/3 failed with exit 1; giving up: the deadline passed before the
 
 @test "--on-giveup runs when the deadline stops a hung job, within its grace: the heartbeat's fail ping goes out" {
 	local t0 t1 before
-	before=$(date +%s%3N)
+	before=$(clock-now -r)
 	t0=$(now_ms)
 	run -124 --separate-stderr "$RETRY" -n 4 -D 200ms \
 	    --on-success 'echo ok >>pings' \
@@ -142,7 +142,7 @@ retry: attempt 1/3 failed with exit 1; giving up: the deadline passed before the
 
 @test "--hook-grace bounds an end hook past the deadline: stopped at its end, with one warning" {
 	local t0 t1 before
-	before=$(date +%s%3N)
+	before=$(clock-now -r)
 	t0=$(now_ms)
 	run -124 --separate-stderr "$RETRY" -n 2 -D 200ms -k 0 \
 	    --hook-grace 300ms --on-giveup 'echo "$RETRY_DEADLINE" >seen; sleep 5' \
