@@ -451,8 +451,9 @@ by_chunk(const struct matcher *m, char *s, size_t n)
 	char saved;
 	int hit;
 
-	while (n > 0) {
-		if ((odd = first_odd_line(s, n)) > 0) {
+	for (;;) {
+		/* The plain lines first; s[0, 0) is one, an empty line. */
+		if ((odd = first_odd_line(s, n)) > 0 || n == 0) {
 			e = odd < n ? odd - 1 : n;	/* its newline, or n */
 			saved = s[e];
 			s[e] = '\0';
@@ -471,7 +472,6 @@ by_chunk(const struct matcher *m, char *s, size_t n)
 		s += e + 1;
 		n -= e + 1;
 	}
-	return 0;
 }
 
 /*

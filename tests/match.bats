@@ -202,6 +202,8 @@ after_nul() {
 	printf 'first\nfine\nlast ERROR' >nofinal
 	printf 'first\nxa\nby\n\nlast\n' >split
 	printf 'first\nan Error\ntook 123 ms\nlast\n' >mixed
+	printf 'first\n\n' >emptylast
+	printf 'first\nab\0x\n\n' >nulempty
 	expect_verdict 'ERROR|FATAL' plain hit
 	expect_verdict '(ERROR|FATAL)' long miss
 	expect_verdict '(ERROR|FATAL)' nul "$(after_nul hit)"
@@ -226,6 +228,9 @@ after_nul() {
 	expect_verdict '^[0-9]+' mixed miss
 	expect_verdict '^$' split hit
 	expect_verdict '^$' plain miss
+	expect_verdict '^$|x{9}' emptylast hit
+	expect_verdict '^$|x{9}' nulempty hit
+	expect_verdict '^$|x{9}' crlf miss
 	expect_verdict 'a.b' split miss
 	expect_verdict 'a[[:space:]]b' split miss
 	expect_verdict 'a\sb' split miss
