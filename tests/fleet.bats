@@ -419,7 +419,7 @@ runs_until_stop() {
 	command -v redis-sentinel >/dev/null ||
 	    skip "no redis-sentinel: Debian's redis-sentinel package (make test gets it unless RETRY_NO_FETCH=1)"
 	sentinels_start
-	local url=redis+sentinel://$SENTINELS/svc new n=0 pids=() h
+	local url=redis+sentinel://$SENTINELS/svc new n=0 pids=() h primary
 	new=$(cat "$OWN/r/port")
 	trip_from_everywhere fk "$url"
 	until [ "$(redis-cli -p "$new" hget 'retry:{fk}:state' s)" = 1 ]; do
@@ -427,7 +427,9 @@ runs_until_stop() {
 		sleep 0.05
 		n=$((n + 1))
 	done
-	kill -KILL "$(cat "$OWN/p/pid")"
+	primary=$(cat "$OWN/p/pid")
+	kill -KILL "$primary"
+	gone "$primary"
 	for h in A B C; do
 		(
 			while [ ! -e stop ]; do
