@@ -828,7 +828,7 @@ group_left_here(const struct circuit *c)
  */
 enum circuit_step
 circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
-    int retry, enum verdict *v, int64_t *wait)
+    int retry, enum admission *v, int64_t *wait)
 {
 	struct group_mark left = { 0, 0, 0 };
 	long holder = 0;

@@ -30,7 +30,7 @@ static int		 off;	/* the store failed, --store-fail open */
 
 static enum circuit_step
 step_admit(int64_t until, long budget, int64_t window, int retry,
-    enum verdict *v, int64_t *wait)
+    enum admission *v, int64_t *wait)
 {
 	if (on_store)
 		return store_admit(sh, until, budget, window, retry, v, wait);
@@ -253,7 +253,7 @@ gate_admit(const struct policy *p, int retrying, int64_t until,
     struct rng *aside)
 {
 	struct gate g;
-	enum verdict v;
+	enum admission v;
 	int64_t wait;
 
 	if (p->circuit == NULL || off)

@@ -26,7 +26,7 @@ enum circuit_step {
 };
 
 /* May an attempt start now? */
-enum verdict {
+enum admission {
 	ADMIT_GO,		/* closed */
 	ADMIT_PROBE,		/* half-open, and this run holds the probe */
 	ADMIT_WAIT,		/* open: for wait ns; 0: another run probes */

@@ -431,7 +431,7 @@ int_at(const struct reply *rep, size_t i, long long *v)
  */
 enum circuit_step
 store_admit(struct shared *c, int64_t until, long budget, int64_t window,
-    int retry, enum verdict *v, int64_t *wait)
+    int retry, enum admission *v, int64_t *wait)
 {
 	struct store *s = &the_store;
 	char n[24], w[24], lease[24], member[48] = "";

@@ -19,7 +19,7 @@
 void		 store_open(struct shared *, const struct store_url *,
 		    int64_t);
 enum circuit_step	 store_admit(struct shared *, int64_t, long, int64_t,
-		    int, enum verdict *, int64_t *);
+		    int, enum admission *, int64_t *);
 enum circuit_step	 store_result(struct shared *, int64_t, int,
 		    const struct breaker *, double);
 enum circuit_step	 store_run_ended(struct shared *, int64_t,
