@@ -454,9 +454,9 @@ annotate(struct lines *l, const struct event *ev)
 	const struct run *r = ev->run;
 	char cmd[COMMAND_MAX * 4 + 4], title[2048], text[512];
 	char esc[sizeof(text) * 3], label[64], t[32], list[128];
-	int passed = ev->status == 0;
+	int passed = ev->verdict->passed;
 
-	if (passed && r->attempts <= 1)
+	if (ev->verdict->notice == NOTICE_NONE)
 		return;
 	tenths(t, sizeof(t), monotonic_now() - r->start);
 	status_list(list, sizeof(list), passed ? ended - 1 : ended);
@@ -469,7 +469,8 @@ annotate(struct lines *l, const struct event *ev)
 		    r->attempts == 1 ? "" : "s", t, outcome_table[r->why].key,
 		    list);
 	command_line(cmd, sizeof(cmd), ev->policy->argv);
-	add(l, "::%s title=%s::%s\n", passed ? "warning" : "error",
+	add(l, "::%s title=%s::%s\n",
+	    ev->verdict->notice == NOTICE_WARNING ? "warning" : "error",
 	    escape_command(title, sizeof(title), cmd, 1),
 	    escape_command(esc, sizeof(esc), text, 0));
 }
@@ -569,7 +570,7 @@ set_outputs(const struct event *ev)
 	    (fd = open_append("GITHUB_OUTPUT", outputs)) == -1)
 		return;
 	(void)snprintf(text, sizeof(text), "attempts=%ld\nexit-status=%d\n"
-	    "outcome=%s\n", ev->run->attempts, ev->status, key);
+	    "outcome=%s\n", ev->run->attempts, ev->verdict->status, key);
 	write_whole("GITHUB_OUTPUT", outputs, fd, text, strlen(text));
 }
 

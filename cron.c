@@ -140,7 +140,7 @@ cron_event(const struct event *ev)
 	case RUN_ENDS:
 		if (ev->run->attempts > 0)
 			index_attempt(ev);
-		if (ev->status == 0 && ev->signal == 0) {
+		if (ev->verdict->passed) {
 			msg_verbosity(QUIET);	/* but warnings */
 			spool_mark();
 		} else {

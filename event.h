@@ -12,6 +12,7 @@
 struct policy;
 struct run;
 struct step;
+struct verdict;
 
 enum event_kind {
 	RUN_BEGINS,		/* the policy is settled, nothing has run */
@@ -19,7 +20,7 @@ enum event_kind {
 	ATTEMPT_ENDS,		/* run->end, status, began and ended say how */
 	WAIT_BEGINS,		/* reason, wait */
 	CIRCUIT_CHANGES,	/* state: what this run found or made it */
-	RUN_ENDS		/* run->why; status, signal */
+	RUN_ENDS		/* run->why; verdict */
 };
 
 /* Why the run waits before an attempt. */
@@ -49,8 +50,7 @@ struct event {
 	const char		*note;		/* WAIT_HINT: what it said */
 	enum circuit_change	 change;	/* CIRCUIT_CHANGES */
 	long			 failures;	/* CIRCUIT_OPENED: in a row */
-	int			 status;	/* RUN_ENDS: the exit status */
-	int			 signal;	/* RUN_ENDS: dies of it, or 0 */
+	const struct verdict	*verdict;	/* RUN_ENDS: outcome.c's */
 };
 
 #endif

@@ -149,7 +149,7 @@ put_metrics(FILE *f, const struct event *ev, int64_t end_real,
     const char *last_success)
 {
 	const struct run *r = ev->run;
-	int passed = ev->status == 0 && r->attempts > 0;
+	int passed = ev->verdict->passed;
 
 	gauge(f, "retry_run_start_timestamp_seconds",
 	    "When the job's last run began, as Unix time.");
@@ -168,7 +168,7 @@ put_metrics(FILE *f, const struct event *ev, int64_t end_real,
 	else
 		fprintf(f, "%s\n", last_success);
 	gauge(f, "retry_exit_status", "The exit status of the job's last run.");
-	fprintf(f, "retry_exit_status{job=\"%s\"} %d\n", job, ev->status);
+	fprintf(f, "retry_exit_status{job=\"%s\"} %d\n", job, ev->verdict->status);
 	gauge(f, "retry_outcome", "How the job's last run ended: 1 for its "
 	    "outcome, the key of retry's report.");
 	fprintf(f, "retry_outcome{job=\"%s\",outcome=\"%s\"} 1\n", job,
@@ -185,7 +185,7 @@ put_metrics(FILE *f, const struct event *ev, int64_t end_real,
 	gauge(f, "retry_passed_after_retries",
 	    "1 when the job's last run succeeded after failed attempts.");
 	fprintf(f, "retry_passed_after_retries{job=\"%s\"} %d\n", job,
-	    passed && r->attempts > 1);
+	    ev->verdict->after_retries);
 }
 
 /* The listener: the file, written whole when the run ends. */

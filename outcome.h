@@ -36,15 +36,49 @@ enum exit_rule {
 	EXIT_TEMPFAIL_ALWAYS	/* 75, whatever else happened */
 };
 
+/* Whether a run that ends so has passed. */
+enum passes {
+	PASSES_NEVER,		/* it gave up, or was stopped */
+	PASSES_ALWAYS,
+	PASSES_UNMATCHED	/* when the last exited 0, its output unmatched */
+};
+
+/* The run's one CI annotation. */
+enum notice { NOTICE_NONE, NOTICE_WARNING, NOTICE_ERROR };
+
 struct outcome_row {
 	const char	*words;		/* -v's summary: "stopped: WORDS" */
 	const char	*giving_up;	/* "...; giving up: GIVING_UP", or NULL */
 	const char	*key;		/* the report's "outcome" */
 	enum exit_rule	 rule;
+	enum passes	 passes;
+	int		 flakes;	/* kept in the circuit's flake counts */
 };
 
 extern const struct outcome_row outcome_table[NOUTCOMES];
 
-int	 outcome_exit_status(enum outcome, long, int, int, int *);
+/* How the run's last attempt ended, as the verdict needs it. */
+struct last_attempt {
+	long		 attempts;	/* in the run: 0 if none ran */
+	int		 status;	/* the last one's, as reported */
+	int		 matched;	/* its output matched --on-output */
+	int		 signal;	/* retry got it, or the keyboard sent it */
+};
+
+/*
+ * What the end of a run is, decided once, here, for every listener: the
+ * last line, the report, the metrics, the annotation, the end hook and
+ * the flake counts all read it.
+ */
+struct verdict {
+	int		 status;	/* the exit status */
+	int		 signal;	/* retry dies of it instead, or 0 */
+	int		 passed;	/* exit status 0 after an attempt */
+	int		 after_retries;	/* passed, after failed attempts */
+	enum notice	 notice;
+	int		 flakes;	/* counts in the flake counts */
+};
+
+struct verdict	 outcome_verdict(enum outcome, const struct last_attempt *);
 
 #endif

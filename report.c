@@ -459,9 +459,9 @@ finish(const struct event *ev)
 	e.store_url = p->circuit != NULL && p->store.given ? p->store.shown :
 	    NULL;
 	e.outcome = outcome_table[r->why].key;
-	e.passed_after_retries = ev->status == 0 && r->attempts > 1;
-	e.status = ev->status;
-	e.signal = ev->signal;
+	e.passed_after_retries = ev->verdict->after_retries;
+	e.status = ev->verdict->status;
+	e.signal = ev->verdict->signal;
 	e.total = monotonic_now() - r->start;
 	e.until = r->writes_until;
 	if (report_finish(&run_report, &e) == -1)

@@ -50,7 +50,8 @@ static enum outcome may_start(const struct policy *, struct run *);
 static void	 run_attempt(const struct policy *, struct run *);
 static enum outcome judge_attempt(const struct policy *, const struct run *);
 static enum outcome sleep_before_retry(const struct policy *, struct run *);
-static void	 count_run(const struct policy *, struct run *);
+static void	 count_run(const struct policy *, struct run *,
+		    const struct verdict *);
 static void	 end_run(const struct policy *, struct run *) NORETURN;
 
 static struct relay	 io;		/* the attempts' stdio */
@@ -697,57 +698,37 @@ sleep_before_retry(const struct policy *p, struct run *r)
 }
 
 /*
- * The exit status that outcome.c's table gives the way the run ended, and
- * in *sig the signal that retry dies of instead (128 + sig), or 0: one
- * that retry got, or the keyboard's that killed the attempt.
+ * What outcome.c's table makes of the way the run ended: the exit status,
+ * or the signal that retry dies of (one that retry got, or the keyboard's
+ * that killed the attempt), whether it passed, and all that follows.
  */
-static int
-exit_status(const struct run *r, int *sig)
+static struct verdict
+verdict_of(const struct run *r)
 {
-	int signal = r->interrupt != 0 ? r->interrupt :
-	    r->end.keyboard ? r->end.termsig : 0;
+	struct last_attempt a;
 
-	return outcome_exit_status(r->why, r->attempts, r->status, signal, sig);
+	a.attempts = r->attempts;
+	a.status = r->status;
+	a.matched = r->on_hit;
+	a.signal = r->interrupt != 0 ? r->interrupt :
+	    r->end.keyboard ? r->end.termsig : 0;
+	return outcome_verdict(r->why, &a);
 }
 
 /*
  * With --circuit, a run that ran its command is kept for the flake count:
- * passed at once, after retries, or failed.  One that something else ended
- * (a signal, a command that cannot run, the reader gone, the store down)
- * says nothing of the command's flakiness, and one that ran nothing no
- * more.
+ * passed at once, after retries, or failed, as its verdict says, and as
+ * outcome.c's table says whether it is kept at all.
  */
 static void
-count_run(const struct policy *p, struct run *r)
+count_run(const struct policy *p, struct run *r, const struct verdict *v)
 {
 	struct gate g;
-	enum run_kind kind = RUN_FAILED;
+	enum run_kind kind = v->after_retries ? RUN_RETRIED :
+	    v->passed ? RUN_AT_ONCE : RUN_FAILED;
 
-	switch (r->why) {
-	case SUCCEEDED:
-		kind = r->attempts > 1 ? RUN_RETRIED : RUN_AT_ONCE;
-		break;
-	case NOT_RETRYABLE:
-	case EXHAUSTED:
-	case DEADLINE:
-	case OUTPUT_STOP:
-	case CIRCUIT_OPEN:
-	case BUDGET_SPENT:
-	case INPUT_CUT:
-	case INPUT_UNKEPT:
-	case OUTPUT_UNHELD:
-		kind = RUN_FAILED;
-		break;
-	case RUNNING:
-	case INTERRUPTED:
-	case CANNOT_RUN:
-	case READER_GONE:
-	case STORE_DOWN:
-	case NOUTCOMES:
-		return;
-	}
 	/* A store that failed once in the run is asked no more. */
-	if (r->attempts == 0 || r->store_down)
+	if (!v->flakes || r->store_down)
 		return;
 	g = gate_run_ended(p, kind, r->interrupt != 0 ? 0 : r->deadline);
 	note_store(r, &g);
@@ -764,11 +745,13 @@ static void
 end_run(const struct policy *p, struct run *r)
 {
 	struct event ev = event_of(RUN_ENDS, p, r);
+	struct verdict v = verdict_of(r);
 	int sig;
 
 	release_output(STDOUT_FILENO);
-	count_run(p, r);
-	ev.status = exit_status(r, &ev.signal);
+	count_run(p, r, &v);
+	v = verdict_of(r);	/* a signal may have come meanwhile */
+	ev.verdict = &v;
 	tell(&ev);
 	/*
 	 * After the files are written, which the hook may read, whatever
@@ -776,14 +759,14 @@ end_run(const struct policy *p, struct run *r)
 	 * signal: that is the caller asking retry to stop now.  A hook cut
 	 * short by a signal ends the run with it.
 	 */
-	if (ev.signal == 0 && (sig = hook_run(&ev, ev.status == 0 &&
-	    r->attempts > 0 ? HOOK_SUCCESS : HOOK_GIVEUP)) != 0)
-		ev.signal = sig;
+	if (v.signal == 0 && (sig = hook_run(&ev, v.passed ? HOOK_SUCCESS :
+	    HOOK_GIVEUP)) != 0)
+		v.signal = sig;
 	if (r->holding)
-		cron_end(ev.signal != 0);	/* -Q held the hook's output */
-	if (ev.signal != 0) {
+		cron_end(v.signal != 0);	/* -Q held the hook's output */
+	if (v.signal != 0) {
 		clean_up();	/* atexit handlers do not run on the way out */
-		proc_die(ev.signal);
+		proc_die(v.signal);
 	}
-	exit(ev.status);
+	exit(v.status);
 }

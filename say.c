@@ -268,9 +268,9 @@ say_input_cut(const struct run *r, const char *label, const char *end)
 	    label, end, kept);
 }
 
-/* The one line that says why the run ended. */
+/* The one line that says why the run ended, passed as v says. */
 static void
-say_why(const struct policy *p, const struct run *r)
+say_why(const struct policy *p, const struct run *r, const struct verdict *v)
 {
 	char label[64], end[96];
 
@@ -293,7 +293,7 @@ say_why(const struct policy *p, const struct run *r)
 		break;
 	case EXHAUSTED:	/* -o 0 retries a success: nothing to give up */
 		say("%s %s; %sno attempts left", label, end,
-		    r->status == 0 && !r->on_hit ? "" : "giving up: ");
+		    v->passed ? "" : "giving up: ");
 		break;
 	case DEADLINE:
 		say_deadline(p, r, label, end);
@@ -351,12 +351,12 @@ say_unread(const struct run *r)
 
 /* Why the run ended and, with -v, a summary of it. */
 static void
-say_end(const struct policy *p, const struct run *r)
+say_end(const struct policy *p, const struct run *r, const struct verdict *v)
 {
 	char t[32], s[32];
 
 	say_unread(r);
-	say_why(p, r);
+	say_why(p, r, v);
 	detail("%ld attempt%s in %ss, %ss asleep; stopped: %s", r->attempts,
 	    r->attempts == 1 ? "" : "s",
 	    fmt_seconds(t, sizeof(t), 0, monotonic_now() - r->start),
@@ -395,7 +395,7 @@ say_event(const struct event *ev)
 		say_wait(ev->policy, ev);
 		break;
 	case RUN_ENDS:
-		say_end(ev->policy, ev->run);
+		say_end(ev->policy, ev->run, ev->verdict);
 		break;
 	case CIRCUIT_CHANGES:
 		say_circuit(ev);

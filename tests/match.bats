@@ -26,8 +26,9 @@ attempt 3" ]
 	expect_stderr "retry: attempt 1/5 succeeded; next in 0.010s
 retry: attempt 1 left 42 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)
 retry: attempt 2/5 succeeded; next in 0.020s"
-	# Matching every time: the attempts run out, with the last status.
-	run -0 --separate-stderr "$RETRY" --on-output throttled -n 2 -b 10ms -j none \
+	# Matching every time: the attempts run out; a run that gives up
+	# never exits 0, so the last attempt's 0 gives 1.
+	run -1 --separate-stderr "$RETRY" --on-output throttled -n 2 -b 10ms -j none \
 	    echo throttled
 	expect_stderr "retry: attempt 1/2 succeeded; next in 0.010s
 retry: attempt 1 left 10 bytes on standard output; the next attempt's output follows (-O sends only the last attempt's there)
@@ -89,9 +90,9 @@ retry: attempt 1/5 failed with exit 1; giving up: its output matched --stop-on-o
 permission denied" ]
 	expect_stderr "retry: attempt 1/5 failed with exit 1; giving up: its output matched --stop-on-output"
 
-	# An exit-0 attempt that --on-output alone would retry.
+	# An exit-0 attempt that --on-output alone would retry: it gave up, 1.
 	rm count
-	run -0 --separate-stderr "$RETRY" --on-output throttled --stop-on-output fatal \
+	run -1 --separate-stderr "$RETRY" --on-output throttled --stop-on-output fatal \
 	    -b 10ms sh -c 'echo "$RETRY_ATTEMPT" >>count; echo throttled; echo fatal >&2'
 	[ "$(cat count)" = 1 ]
 	expect_stderr "fatal
@@ -136,12 +137,13 @@ denied" ]
 		[ "$(cat count)" = 1 ]
 		[ "$(cat err)" = "retry: attempt 1/3 failed with exit 1; giving up: its output matched --stop-on-output" ]
 	done
-	# stderr closed: the attempt's stderr lines are matched all the same.
+	# stderr closed: the attempt's stderr lines are matched all the same
+	# (three attempts that exit 0 and match: it gives up with 1).
 	rm count
 	rc=0
 	"$RETRY" --on-output again -n 3 -b 10ms -j none sh -c \
 	    'echo "$RETRY_ATTEMPT" >>count; seq 1 100000 >&2; echo again >&2' 2>&- || rc=$?
-	[ "$rc" -eq 0 ]
+	[ "$rc" -eq 1 ]
 	[ "$(wc -l <count)" -eq 3 ]
 }
 

@@ -2,12 +2,62 @@
 # SPDX-License-Identifier: ISC
 # Every way a run ends (outcome.c's table), each brought about for real:
 # its exit status, its report key and its last line agree with each
-# other and with retry(1)'s EXIT STATUS.
+# other and with retry(1)'s EXIT STATUS, and every listener says the same
+# (issue 30): the metrics, the GitHub annotation and step outputs, and
+# which end hook ran.
 load helpers/common
 
 setup() {
 	cd "$BATS_TEST_TMPDIR" || exit 1
 	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/state
+	export GITHUB_ACTIONS=true GITHUB_OUTPUT=$PWD/gh.out \
+	    GITHUB_STEP_SUMMARY=$PWD/gh.sum
+	: >gh.out
+	: >gh.sum
+	printf '#!/bin/sh\necho success >>hook\n' >on-success
+	printf '#!/bin/sh\necho giveup >>hook\n' >on-giveup
+	chmod +x on-success on-giveup
+	# Every listener, in words that split on spaces alone.
+	export LISTEN="--metrics m.prom --ci github --on-success ./on-success \
+	    --on-giveup ./on-giveup"
+}
+
+# gauge NAME: the value of the metrics file's gauge NAME.
+gauge() {
+	awk -v n="$1" '$1 ~ "^" n "[{]" { print $2 }' m.prom
+}
+
+# listeners_agree WANT KEY: the metrics, the CI lines (in $stderr) and
+# the end hook of a run that exited WANT with outcome KEY say what the
+# report says: one
+# that exited 0 passed (a warning if after retries, else no annotation),
+# any other gave up (an error naming KEY); a signal runs no end hook.
+listeners_agree() {
+	local want=$1 key=$2 after hook=giveup note=error
+	after=$(grep -o '"passed_after_retries": [a-z]*' report.json)
+	[ "$want" -eq 0 ] && hook=success note=none
+	[ "$after" = '"passed_after_retries": true' ] && note=warning
+	[ "$want" -gt 128 ] && [ "$key" = interrupted ] && hook=""
+	[ "$(gauge retry_exit_status)" = "$want" ]
+	grep -qxF "retry_outcome{job=\"m\",outcome=\"$key\"} 1" m.prom
+	[ "$(gauge retry_passed_after_retries)" = \
+	    "$([ "$note" = warning ] && echo 1 || echo 0)" ]
+	if [ "$want" -eq 0 ]; then
+		[ "$(gauge retry_last_success_timestamp_seconds)" != 0 ]
+	else
+		[ "$(gauge retry_last_success_timestamp_seconds)" = 0 ]
+	fi
+	grep -qxF "exit-status=$want" gh.out
+	grep -qxF "outcome=$key" gh.out
+	case $note in
+	none) ! grep -q '^::\(warning\|error\) ' <<<"$stderr" ;;
+	warning) grep -q '^::warning title=.*::passed on ' <<<"$stderr" ;;
+	error) grep -q "^::error title=.*::gave up after .*outcome $key" \
+	    <<<"$stderr" ;;
+	esac
+	[ "$(cat hook 2>/dev/null)" = "$hook" ]
+	rm -f hook	# for the next run of the test
+	: >gh.out
 }
 
 # exit_status_items: the .It lines of retry(1)'s EXIT STATUS, one a line.
@@ -60,6 +110,9 @@ check_end() {
 		return 1
 	}
 	grep -q "\"exit_status\": $want," report.json
+	listeners_agree "$want" "$key"
+	# Then the CI lines aside.
+	stderr=$(grep -v '^::' <<<"$stderr" | grep -v '^$' || true)
 	tail=$(printf '%s\n' "$stderr" | tail -n 1)
 	if [ -z "$last" ]; then
 		[ -z "$stderr" ]
@@ -73,12 +126,37 @@ check_end() {
 run_ends() {
 	local want=$1 key=$2 last=$3 item=$4
 	shift 5
-	run "-$want" --separate-stderr "$RETRY" --report report.json "$@"
+	# shellcheck disable=SC2086 # LISTEN: words split on spaces
+	run "-$want" --separate-stderr "$RETRY" --report report.json $LISTEN "$@"
 	check_end "$want" "$key" "$last" "$item" "$status"
 }
 
 @test "outcome success: 0, success, nothing said" {
 	run_ends 0 success "" 0 -- -n 2 true
+}
+
+@test "outcome success after retries: 0, success, a warning, passed_after_retries" {
+	run_ends 0 success '^retry: attempt 1/3 failed with exit 1; next in [0-9.]+s$' \
+	    0 -- -n 3 -b 1ms -j none sh -c '[ "$RETRY_ATTEMPT" -ge 2 ]'
+	[ "$(gauge retry_attempts)" = 2 ]
+}
+
+@test "outcome attempts exhausted by --on-output: each attempt exits 0 and matches: 1, gave up everywhere" {
+	run_ends 1 attempts_exhausted \
+	    '^retry: attempt 2/2 succeeded; giving up: no attempts left$' 1 -- \
+	    -n 2 -b 1ms -j none --on-output ERR echo ERR
+}
+
+@test "outcome output stop on an attempt that exited 0: 1, gave up everywhere" {
+	run_ends 1 not_retryable \
+	    '^retry: attempt 1/3 succeeded; giving up: its output matched --stop-on-output$' \
+	    1 -- -n 3 --stop-on-output denied echo denied
+}
+
+@test "outcome attempts exhausted with -o 0, the last a success: 0, passed, nothing given up" {
+	run_ends 0 attempts_exhausted \
+	    '^retry: attempt 2/2 succeeded; no attempts left$' 0 -- \
+	    -n 2 -b 1ms -j none -o 0 true
 }
 
 @test "outcome not retryable: the status, not_retryable, 'giving up: status N is not retryable'" {
@@ -147,7 +225,7 @@ run_ends() {
 }
 
 @test "outcome reader gone: the attempt's SIGPIPE, not_retryable, 'the reader of the output has gone'" {
-	run bash -c '"$1" --report report.json -n 3 -- yes 2>err | head -c 1 \
+	run bash -c '"$1" $LISTEN --report report.json -n 3 -- yes 2>err | head -c 1 \
 	    >/dev/null; echo "${PIPESTATUS[0]}"' sh "$RETRY"
 	stderr=$(cat err)
 	check_end 141 not_retryable \
@@ -163,7 +241,7 @@ run_ends() {
 }
 
 @test "outcome input cut: the status, not_retryable, 'its standard input passed the 16 MiB kept for a retry'" {
-	run bash -c 'head -c 17825792 /dev/zero | "$1" --report report.json -n 2 \
+	run bash -c 'head -c 17825792 /dev/zero | "$1" $LISTEN --report report.json -n 2 \
 	    -b 1ms -- sh -c "cat >/dev/null; exit 1" 2>err; echo $?' sh "$RETRY"
 	stderr=$(cat err)
 	check_end 1 not_retryable \
@@ -173,7 +251,7 @@ run_ends() {
 
 @test "outcome output unheld: the status, not_retryable, 'its output went to standard output'" {
 	export TMPDIR=$BATS_TEST_TMPDIR/tmp
-	run small_tmpdir bash -c '"$1" --report report.json -O -n 2 -b 1ms -- \
+	run small_tmpdir bash -c '"$1" $LISTEN --report report.json -O -n 2 -b 1ms -- \
 	    sh -c "head -c 3000000 /dev/zero; exit 1" 2>err >/dev/null; echo $?' sh "$RETRY"
 	stderr=$(cat err)
 	check_end 1 not_retryable \
@@ -183,7 +261,7 @@ run_ends() {
 
 @test "outcome input unkept: the status, not_retryable, 'no room in TMPDIR to keep its standard input'" {
 	export TMPDIR=$BATS_TEST_TMPDIR/tmp
-	run small_tmpdir bash -c 'head -c 3000000 /dev/zero | "$1" --report report.json \
+	run small_tmpdir bash -c 'head -c 3000000 /dev/zero | "$1" $LISTEN --report report.json \
 	    -n 2 -b 1ms -- sh -c "cat >/dev/null; exit 1" 2>err; echo $?' sh "$RETRY"
 	stderr=$(cat err)
 	check_end 1 not_retryable \

@@ -393,7 +393,7 @@ held_and_streamed() {
 }
 
 @test "--buffer-stdout: the last attempt's output is still matched as it streams" {
-	run -0 --separate-stderr "$RETRY" -O -n 2 -b 10ms -j none --on-output '^bad$' \
+	run -1 --separate-stderr "$RETRY" -O -n 2 -b 10ms -j none --on-output '^bad$' \
 	    sh -c 'echo "out $RETRY_ATTEMPT"; echo bad'
 	[ "$output" = "out 2
 bad" ]
@@ -401,7 +401,7 @@ bad" ]
 bad
 retry: attempt 1/2 succeeded; next in 0.010s
 retry: attempt 2/2 succeeded; giving up: no attempts left" ]
-	run -0 --separate-stderr "$RETRY" -O -n 1 --stop-on-output '^stop' \
+	run -1 --separate-stderr "$RETRY" -O -n 1 --stop-on-output '^stop' \
 	    sh -c 'echo go; echo stop here'
 	[ "$output" = "go
 stop here" ]
