@@ -15,7 +15,8 @@
 #include <poll.h>
 #include <regex.h>
 
-#define LINEMAX		4096	/* longer lines are matched on their start */
+#include "match.h"
+
 #define CHUNK		65536	/* one read or write: a default Linux pipe */
 #define RELAY_NFDS	4	/* most descriptors relay_poll() fills */
 #define REPLAY_BOUND	(16 << 20)	/* kept of a piped stdin without -I */
@@ -40,23 +41,6 @@ enum sink {
 	SINK_FILE,	/* a regular file or /dev/null: any amount */
 	SINK_PIPE,	/* Linux's splice(2) and tee(2), which never wait */
 	SINK_NONE	/* retry cannot write it (closed): read, matched, dropped */
-};
-
-#define NLIT		8	/* literals of one pattern, at most */
-#define LITMAX		64	/* bytes of one, at most */
-
-/*
- * How one pattern is matched: per line (line), or, when every match
- * holds one of lit (a fixed string, or each alternative's), where memmem
- * finds one; else runs of whole lines at once (chunk, REG_NEWLINE).
- */
-struct matcher {
-	const regex_t	*line;		/* NULL: no pattern */
-	regex_t		 chunk;
-	int		 chunked;	/* chunk is compiled */
-	int		 nlit;		/* 0: none found */
-	size_t		 litlen[NLIT];
-	char		 lit[NLIT][LITMAX];
 };
 
 /* Output copied to one of retry's own streams: a child's pipe or held file. */
@@ -153,9 +137,6 @@ int	relay_drop(struct relay *);
 int	relay_reader_gone(int);
 off_t	relay_unread(const struct relay *);
 
-int	matcher_init(struct matcher *, const regex_t *, const char *);
-int	matcher_lines(const struct matcher *, char *, size_t);
-void	matcher_free(struct matcher *);
 void	relay_match_text(struct relay *, char *, size_t, int);
 
 #endif
