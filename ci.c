@@ -25,8 +25,9 @@
  *   in the wait, in a hook or in the next attempt's group.  So nothing an
  *   attempt, what it left or a hook prints can annotate, set an output or
  *   end a group, until retry exits.
- * - Under -Q the annotation goes to stderr itself (msg_put_stderr()), not
- *   into the file that -Q holds and drops when the run passes.
+ * - Every line of these goes to stderr itself (msg_put()), never into the
+ *   file that -Q holds and drops when the run passes: under -Q the groups
+ *   are there, empty, and the annotation is there whatever the run did.
  * - What retry puts in them is escaped as GitHub's toolkit does, and a
  *   message's ":" too, so no "::" is left; the command, in the title, is
  *   first made one line as retry's messages make it (msg.c's escape()).
@@ -289,7 +290,8 @@ starts_line(int fd)
  * retry's lines begin: commands back on, if off.  The token's line must
  * start a line: one that an attempt left unfinished would swallow it,
  * and commands would stay off for the whole step; so where that may be,
- * an empty line comes first.
+ * an empty line comes first.  Not under -Q while it holds the attempts'
+ * output: then nothing but retry's own lines reaches stderr.
  */
 static void
 begin_own(struct lines *l)
@@ -297,7 +299,8 @@ begin_own(struct lines *l)
 	l->len = 0;
 	l->text[0] = '\0';
 	if (token[0] != '\0')
-		add(l, "%s::%s::\n", starts_line(msg_fd()) ? "" : "\n",
+		add(l, "%s::%s::\n", msg_fd() != STDERR_FILENO ||
+		    starts_line(STDERR_FILENO) ? "" : "\n",
 		    token);
 	token[0] = '\0';
 }
@@ -585,19 +588,11 @@ static void
 end_on_github(const struct event *ev)
 {
 	struct lines l;
-	int held = msg_fd() != STDERR_FILENO;
 
 	begin_own(&l);
 	end_group(&l);
-	if (held) {
-		end_own(&l, 1);
-		begin_own(&l);	/* on: stderr has seen no stop */
-	}
 	annotate(&l, ev);
-	if (held)
-		msg_put_stderr(l.text, l.len);
-	else
-		end_own(&l, 0);
+	end_own(&l, 0);
 	add_summary_row(ev);
 	set_outputs(ev);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The cron mode (-Q), a listener of the run's events: both output
- * streams of every attempt and retry's own lines are held in the spool
- * (spool.c), in the order written.  A run that succeeds shows none of it,
+ * streams of every attempt and the run's lines are held in the spool
+ * (spool.c), in the order written; retry's warnings and errors go to
+ * stderr at once (msg.c).  A run that succeeds shows none of it,
  * its end hook's output included; one that fails shows each attempt under
  * a header that says how it ended and what followed, then retry's last
  * line, as chronic(1) would but attempt by attempt.
@@ -28,6 +29,7 @@
 #include "spool.h"
 
 static long	 indexed;	/* attempts in the index */
+static long	 warned;	/* msg_warnings() at a passed run's end */
 static int64_t	 began_real;	/* the last attempt's start, real time */
 
 /*
@@ -143,6 +145,7 @@ cron_event(const struct event *ev)
 		if (ev->verdict->passed) {
 			msg_verbosity(QUIET);	/* but warnings */
 			spool_mark();
+			warned = msg_warnings();
 		} else {
 			spool_show(0);
 			msg_hold(0);
@@ -163,7 +166,7 @@ cron_event(const struct event *ev)
 void
 cron_end(int dying)
 {
-	if (spool_holding() && (dying || spool_lines_since_mark() > 0))
+	if (spool_holding() && (dying || msg_warnings() > warned))
 		spool_show(1);
 	msg_hold(0);
 	cron_drop();

@@ -3,6 +3,11 @@
  * retry's messages on stderr.  Each is one line written whole, with the
  * bytes that came from outside escaped, and its write never holds retry
  * back from a signal or the deadline (selfpipe.c decides how long it may wait).
+ *
+ * Each goes by its role: the run's lines (say, detail) into -Q's spool
+ * while it holds them, with the attempts' output they tell of; warnings,
+ * fatal errors and the CI log's lines (msg_put) always to stderr itself,
+ * so that neither a full spool nor a run that passes can swallow them.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -21,7 +26,14 @@
 
 static enum verbosity	 verbosity = NORMAL;
 static int		 stderr_broken;
-static int		 held;		/* -Q: the lines go into its spool */
+static int		 held;		/* -Q: the run's lines go into its spool */
+static long		 warnings;	/* said so far */
+
+/* Where a line goes. */
+enum route {
+	RUN_LINE,	/* the run's: held by -Q */
+	OWN_STDERR	/* warnings, errors, the CI log's: never held */
+};
 
 void
 msg_verbosity(enum verbosity v)
@@ -36,7 +48,7 @@ msg_verbose(void)
 }
 
 /*
- * Where retry's lines go from now on: -Q's spool (on), which holds them
+ * Where the run's lines go from now on: -Q's spool (on), which holds them
  * with the attempts' output until the run's end shows whether they are
  * for anyone's eyes, or stderr.  A spool that has failed holds nothing:
  * they go to stderr, after what it held.
@@ -48,7 +60,7 @@ msg_hold(int on)
 	stderr_broken = 0;
 }
 
-/* Where retry's lines go now (a hook's output goes the same way). */
+/* Where the run's lines go now (a hook's output goes the same way). */
 int
 msg_fd(void)
 {
@@ -99,14 +111,14 @@ escape(char *out, size_t size, const char *in, size_t len)
 
 /* A reader of stderr that has gone must not kill retry: EPIPE is enough. */
 static int
-write_stderr(const char *line, size_t len)
+write_stderr(const char *line, size_t len, enum route route)
 {
 	struct sigaction ign, old;
 	size_t done = 0;
 	ssize_t n;
 	int ready, swapped = 0;
 
-	if (held && spool_put(line, len) == 0)
+	if (route == RUN_LINE && held && spool_put(line, len) == 0)
 		return 0;
 	while (!stderr_broken && done < len) {
 		/* -1: no run yet, so no signal to wait for either. */
@@ -135,7 +147,7 @@ write_stderr(const char *line, size_t len)
 
 /* "retry: " fmt ": suffix", escaped, cut to one line of MSGMAX. */
 static void
-vmessage(const char *fmt, va_list ap, const char *suffix)
+vmessage(enum route route, const char *fmt, va_list ap, const char *suffix)
 {
 	char raw[MSGMAX], line[MSGMAX];
 	size_t len;
@@ -151,7 +163,7 @@ vmessage(const char *fmt, va_list ap, const char *suffix)
 	(void)snprintf(line, sizeof(line), "retry: ");
 	len = 7 + escape(line + 7, sizeof(line) - 8, raw, strlen(raw));
 	line[len++] = '\n';
-	(void)write_stderr(line, len);
+	(void)write_stderr(line, len, route);
 	errno = saved;
 }
 
@@ -163,7 +175,7 @@ say(const char *fmt, ...)
 	if (verbosity < NORMAL)
 		return;
 	va_start(ap, fmt);
-	vmessage(fmt, ap, NULL);
+	vmessage(RUN_LINE, fmt, ap, NULL);
 	va_end(ap);
 }
 
@@ -175,7 +187,7 @@ detail(const char *fmt, ...)
 	if (verbosity < VERBOSE)
 		return;
 	va_start(ap, fmt);
-	vmessage(fmt, ap, NULL);
+	vmessage(RUN_LINE, fmt, ap, NULL);
 	va_end(ap);
 }
 
@@ -186,8 +198,9 @@ warning(const char *fmt, ...)
 	va_list ap;
 	const char *why = strerror(errno);
 
+	warnings++;
 	va_start(ap, fmt);
-	vmessage(fmt, ap, why);
+	vmessage(OWN_STDERR, fmt, ap, why);
 	va_end(ap);
 }
 
@@ -196,9 +209,17 @@ warningx(const char *fmt, ...)
 {
 	va_list ap;
 
+	warnings++;
 	va_start(ap, fmt);
-	vmessage(fmt, ap, NULL);
+	vmessage(OWN_STDERR, fmt, ap, NULL);
 	va_end(ap);
+}
+
+/* The warnings said so far, for -Q to tell whether one came after the end. */
+long
+msg_warnings(void)
+{
+	return warnings;
 }
 
 /* Like err(3): a failure of retry itself, exit 125 (atexit cleans up). */
@@ -209,7 +230,7 @@ fatal(const char *fmt, ...)
 	const char *why = strerror(errno);
 
 	va_start(ap, fmt);
-	vmessage(fmt, ap, why);
+	vmessage(OWN_STDERR, fmt, ap, why);
 	va_end(ap);
 	exit(EXIT_OWN_FAILURE);
 }
@@ -221,38 +242,25 @@ fatalx(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmessage(fmt, ap, NULL);
+	vmessage(OWN_STDERR, fmt, ap, NULL);
 	va_end(ap);
 	exit(EXIT_OWN_FAILURE);
 }
 
 /*
  * Text of retry's own that is not a message (ci.c's lines for a CI log),
- * written as it is, as a message is: whole, never holding retry back.
- * The caller has made its bytes safe; -q does not hide it.
+ * written as it is, as a message is: whole, never holding retry back,
+ * to stderr itself, never into -Q's spool: the CI log has its groups
+ * and its annotation whether the run passes or not.  The caller has made
+ * its bytes safe; -q does not hide it.
  */
 void
 msg_put(const char *text, size_t len)
 {
 	int saved = errno;
 
-	(void)write_stderr(text, len);	/* dropped as a message would be */
-	errno = saved;
-}
-
-/*
- * As msg_put, but to stderr itself even while -Q holds retry's lines:
- * for a line that the CI log must have even when -Q drops the rest on
- * success (ci.c's annotation).
- */
-void
-msg_put_stderr(const char *text, size_t len)
-{
-	int was_held = held, saved = errno;
-
-	held = 0;	/* for this write alone */
-	(void)write_stderr(text, len);	/* dropped as a message would be */
-	held = was_held;
+	/* Dropped as a message would be. */
+	(void)write_stderr(text, len, OWN_STDERR);
 	errno = saved;
 }
 

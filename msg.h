@@ -32,8 +32,8 @@ void	 warningx(const char *, ...);		/* always */
 void	 fatal(const char *, ...) NORETURN;	/* with errno's text; exit 125 */
 void	 fatalx(const char *, ...) NORETURN;	/* exit 125 */
 size_t	 escape(char *, size_t, const char *, size_t);
-void	 msg_put(const char *, size_t);		/* as it is; always */
-void	 msg_put_stderr(const char *, size_t);	/* the same, never held */
+void	 msg_put(const char *, size_t);		/* as it is; always; never held */
+long	 msg_warnings(void);
 int	 close_stdout(void);			/* 0, or 125 said */
 
 #endif

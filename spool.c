@@ -42,7 +42,6 @@ static struct entry cur;	/* the attempt not yet in the index */
 static int	 cur_open;	/* cur.start is set; cur.end -1 while it runs */
 static char	 cur_header[HEADERMAX];
 static off_t	 marked;	/* spool_mark(): the run's end */
-static long	 lines_since;	/* retry's lines held after it */
 
 /*
  * The two files, or -1 with errno when TMPDIR cannot have them.  Writes
@@ -167,7 +166,6 @@ spool_put(const char *line, size_t len)
 		spool_failed(e);
 		return -1;
 	}
-	lines_since++;
 	return 0;
 }
 
@@ -199,7 +197,7 @@ copy_ranged(off_t from, off_t to)
 
 /* Copies the spool's bytes [from, to) to stderr; -1 when it stopped. */
 static int
-copy_out(off_t from, off_t to)
+copy_bytes(off_t from, off_t to)
 {
 	char buf[65536];
 	ssize_t n;
@@ -219,6 +217,22 @@ copy_out(off_t from, off_t to)
 			return -1;
 		from += n;
 	}
+	return 0;
+}
+
+/*
+ * As copy_bytes, and a newline after an attempt's unfinished last line,
+ * so that the header or the line of retry's that follows starts a line.
+ */
+static int
+copy_out(off_t from, off_t to)
+{
+	char last;
+
+	if (copy_bytes(from, to) == -1)
+		return -1;
+	if (to > from && pread(spool, &last, 1, to - 1) == 1 && last != '\n')
+		return sp_write(STDERR_FILENO, "\n", 1, until);
 	return 0;
 }
 
@@ -285,14 +299,6 @@ spool_mark(void)
 {
 	if (spool_holding() && (marked = end_now()) == -1)
 		spool_failed(errno);
-	lines_since = 0;
-}
-
-/* retry's lines held since spool_mark() (warnings, when -Q hides the rest). */
-long
-spool_lines_since_mark(void)
-{
-	return lines_since;
 }
 
 /* What is held, on stderr: all, or only what came since spool_mark(). */

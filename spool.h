@@ -24,7 +24,6 @@ void	 spool_index(const char *, size_t);
 int	 spool_put(const char *, size_t);
 void	 spool_failed(int);
 void	 spool_mark(void);
-long	 spool_lines_since_mark(void);
 void	 spool_show(int);
 int	 spool_drop(void);
 

@@ -168,27 +168,31 @@ EOF
 	    END { exit bad }' <<<"$output"
 }
 
-@test "GitHub: -Q keeps the annotation, alone on a run that passed, first on one that failed" {
+@test "GitHub: under -Q the CI lines go to stderr itself: the groups and the annotation of a run that passed, the held attempts after them when it failed" {
 	github
 	run -0 --separate-stderr "$RETRY" -Q -n 3 -b 1ms sh -c \
 	    'echo out; echo err >&2; [ "$RETRY_ATTEMPT" -ge 2 ]'
 	[ "$output" = "" ]
-	[ "$(tokens <<<"$stderr")" = '::warning title=sh -c echo out; echo err >&2; [ "$RETRY_ATTEMPT" -ge 2 ]::passed on attempt 2/3 after T s (exit status 1)' ]
+	honored <(echo "$stderr") >commands
+	[ "$(tokens <commands)" = "$(printf '%s\n' '::group::attempt 1/3' \
+	    ::endgroup:: '::group::attempt 2/3' ::endgroup:: \
+	    '::warning title=sh -c echo out; echo err >&2; [ "$RETRY_ATTEMPT" -ge 2 ]::passed on attempt 2/3 after T s (exit status 1)')" ]
+	# Nothing of the attempts' or of retry's lines: -Q dropped them.
+	[ "$(grep -v '^::' <<<"$stderr")" = "" ]
 	[ "$(cat "$outputs")" = "$(printf 'attempts=2\nexit-status=0\noutcome=success')" ]
-	# Failed: the annotation, then the held attempts, each in its
-	# group, commands on again at its end.
+	# Failed: the groups, the annotation, then what -Q held, while
+	# commands are off, and commands on again at the end.
 	run -1 --separate-stderr "$RETRY" -Q -n 2 -b 1ms sh -c \
 	    'echo "::error::forged"; exit 1'
-	[ "$(head -n 1 <<<"$stderr" | tokens)" = "::error title=sh -c echo \"%3A%3Aerror%3A%3Aforged\"; exit 1::gave up after 2 attempts in T s, outcome attempts_exhausted (exit statuses 1, 1)" ]
 	honored <(echo "$stderr") >commands
-	[ "$(grep -v '^::error title=sh' commands)" = "$(printf '%s\n' \
-	    '::group::attempt 1/2' ::endgroup:: '::group::attempt 2/2' \
-	    ::endgroup::)" ]
+	[ "$(tokens <commands)" = "$(printf '%s\n' '::group::attempt 1/2' \
+	    ::endgroup:: '::group::attempt 2/2' ::endgroup:: \
+	    '::error title=sh -c echo "%3A%3Aerror%3A%3Aforged"; exit 1::gave up after 2 attempts in T s, outcome attempts_exhausted (exit statuses 1, 1)')" ]
 	[ "$(grep -c '^::error::forged$' <<<"$stderr")" -eq 2 ]
-	[ "$(tail -n 1 <<<"$stderr")" = "retry: attempt 2/2 failed with exit 1; giving up: no attempts left" ]
-	# What -Q held ends with commands on: nothing after it is held off.
+	[ "$(grep -v '^::' <<<"$stderr" | tail -n 1)" = "retry: attempt 2/2 failed with exit 1; giving up: no attempts left" ]
 	[ "$(grep -c '^::stop-commands::' <<<"$stderr")" -eq \
 	    "$(grep -cxE '::[0-9a-f]{32}::' <<<"$stderr")" ]
+	[ "$(tail -n 1 <<<"$stderr" | tokens)" = ::TOKEN:: ]
 }
 
 @test "GitHub: a token's line follows no empty line where the log is a file whose last line ended; to a pipe, one" {
@@ -204,10 +208,13 @@ EOF
 		[ "$(grep -c '^::group::' log)" -eq 3 ]
 		[ "$(grep -cxE '::[0-9a-f]{32}::' log)" -eq 6 ]
 	done
-	# -Q's file, read back: the same.
+	# -Q holds the attempts' output: stderr has retry's lines alone, no
+	# empty one, and the unfinished line, shown at the end, is ended
+	# before retry's last line.
 	run -1 --separate-stderr "$RETRY" -Q -n 3 -b 1ms sh -c "$attempt"
 	[ "$(grep -c '^$' <<<"$stderr")" -eq 0 ]
-	[ "$(grep -A 1 '^partial$' <<<"$stderr" | sed -n 2p | tokens)" = ::TOKEN:: ]
+	[ "$(grep -A 1 '^partial$' <<<"$stderr" | sed -n 2p)" = \
+	    "retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 	# A pipe keeps nothing to read back: each token's line after an
 	# empty one, but where the unfinished line ends.
 	run -1 "$RETRY" -n 3 -b 1ms sh -c "$attempt"
@@ -317,6 +324,12 @@ retry: GITHUB_OUTPUT '$PWD/loop': more than 40 symbolic links on the way" ]
 	[ ! -s "$outputs" ]
 	run -0 --separate-stderr env GITHUB_STEP_SUMMARY="$PWD/none/s" \
 	    GITHUB_OUTPUT="$PWD/none/o" "$RETRY" -q true
+	[ "$(grep '^retry:' <<<"$stderr")" = "retry: GITHUB_STEP_SUMMARY '$PWD/none/s': No such file or directory
+retry: GITHUB_OUTPUT '$PWD/none/o': No such file or directory" ]
+	# Under -Q too, on a run that passed: a warning is never held.
+	run -0 --separate-stderr env GITHUB_STEP_SUMMARY="$PWD/none/s" \
+	    GITHUB_OUTPUT="$PWD/none/o" "$RETRY" -Q -n 2 -b 1ms \
+	    sh -c '[ "$RETRY_ATTEMPT" = 2 ]'
 	[ "$(grep '^retry:' <<<"$stderr")" = "retry: GITHUB_STEP_SUMMARY '$PWD/none/s': No such file or directory
 retry: GITHUB_OUTPUT '$PWD/none/o': No such file or directory" ]
 	# An empty variable is none: no warning.
