@@ -76,14 +76,6 @@ static long		 ended;		/* attempts that ended */
 static const char	*summary, *outputs;	/* GitHub's files, or NULL */
 static char		 summary_path[PATH_MAX], output_path[PATH_MAX];
 
-static int
-is_true(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v != NULL && strcmp(v, "true") == 0;
-}
-
 /*
  * A copy of the file that the runner gave in name (setenv(3) may move
  * what getenv(3) returned), or NULL when unset or empty.  One too long to
@@ -106,25 +98,24 @@ file_variable(const char *name, char *buf, size_t size)
 }
 
 /*
- * Settles the format before anything runs: --ci, or with auto the
- * runner's own variable, GITHUB_ACTIONS or GITLAB_CI set to "true".
+ * Settles the format before anything runs: the policy's (options.c has
+ * settled --ci auto by the runner's own variable), but none under an
+ * outer retry.  Returns whether there is one.
  */
-void
+int
 ci_start(const struct policy *p)
 {
 	if (p->ci == CI_NONE || under_outer_retry())
-		return;
+		return 0;
 	format = p->ci;
-	if (format == CI_AUTO)
-		format = is_true("GITHUB_ACTIONS") ? CI_GITHUB :
-		    is_true("GITLAB_CI") ? CI_GITLAB : CI_NONE;
 	if (format != CI_GITHUB)
-		return;
+		return 1;
 	random_secret_bytes(secret);
 	summary = file_variable("GITHUB_STEP_SUMMARY", summary_path,
 	    sizeof(summary_path));
 	outputs = file_variable("GITHUB_OUTPUT", output_path,
 	    sizeof(output_path));
+	return 1;
 }
 
 /* Text of ours, made whole in a buffer and written in one write(2). */

@@ -11,7 +11,7 @@
 
 struct policy;
 
-void	 ci_start(const struct policy *);
+int	 ci_start(const struct policy *);
 void	 ci_event(const struct event *);
 void	 ci_drop(void);
 

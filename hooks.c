@@ -191,10 +191,10 @@ warn_failed(enum hook which, const struct ending *e, int graced)
 }
 
 /*
- * Runs the hook which, if the policy has one, for the event ev, stopped
- * at its limit (hook_limit(); one that has passed runs none, and says
- * so).  Returns a signal that retry got meanwhile (the run loop judges
- * it), or 0.
+ * Runs the hook which, that the policy has, for the event ev, stopped at
+ * its limit (hook_limit(); one that has passed runs none, and says so).
+ * Returns a signal that retry got meanwhile (the run loop judges it), or
+ * 0.
  */
 int
 hook_run(const struct event *ev, enum hook which)
@@ -206,8 +206,6 @@ hook_run(const struct event *ev, enum hook which)
 	struct limit lim;
 	struct ending e;
 
-	if (p->hooks[which] == NULL)
-		return 0;
 	if (monotonic_now() >= until) {
 		warningx("%s not run: the deadline %s passed",
 		    hook_option[which], graced ? "and --hook-grace have" :

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "circuit.h"	/* BUDGET_MAX */
@@ -368,6 +369,24 @@ parse_ci(const char *arg, enum ci_format *ci)
 	return "must be none, github, gitlab or auto";
 }
 
+/*
+ * --ci auto, settled with the policy: the runner's own variable,
+ * GITHUB_ACTIONS or GITLAB_CI set to "true", so that a run outside CI
+ * never calls ci.c.
+ */
+static enum ci_format
+ci_of_environment(void)
+{
+	const char *github = getenv("GITHUB_ACTIONS");
+	const char *gitlab = getenv("GITLAB_CI");
+
+	if (github != NULL && strcmp(github, "true") == 0)
+		return CI_GITHUB;
+	if (gitlab != NULL && strcmp(gitlab, "true") == 0)
+		return CI_GITLAB;
+	return CI_NONE;
+}
+
 static const char *
 take_value(int c, const char *arg, struct policy *p, struct codes *on)
 {
@@ -681,5 +700,7 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 	    p->circuit_command == CIRCUIT_RUN)
 		return failure(err, errsize, "no command given: write retry "
 		    "[options] -- command [arg ...]");
+	if (p->ci == CI_AUTO)
+		p->ci = ci_of_environment();
 	return PARSED_RUN;
 }

@@ -51,7 +51,7 @@ struct policy {
 	struct pattern	 on_output, stop_output;
 	const char	*report;	/* file for the JSON report, "-": stderr */
 	const char	*metrics;	/* file for the Prometheus metrics */
-	enum ci_format	 ci;		/* --ci; CI_AUTO: from the environment */
+	enum ci_format	 ci;		/* --ci, auto settled by the environment */
 	const char	*hooks[NHOOKS];	/* --on-retry, --on-giveup, --on-success */
 	int64_t		 hook_grace;	/* ns an end hook may run past -D */
 	int64_t		 reset_after;	/* ns; 0: never */

@@ -385,8 +385,9 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 {
 	r->on = on;
 	r->stop = stop;
-	(void)matcher_init(&r->m_on, on, NULL);		/* per line: no text */
-	(void)matcher_init(&r->m_stop, stop, NULL);
+	/* No faster way yet: relay_patterns() finds one. */
+	memset(&r->m_on, 0, sizeof(r->m_on));
+	memset(&r->m_stop, 0, sizeof(r->m_stop));
 	r->on_hit = r->stop_hit = 0;
 	r->hint_watch = hint;
 	r->hint[0] = '\0';
@@ -435,8 +436,8 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 int
 relay_patterns(struct relay *r, const char *on, const char *stop)
 {
-	if (matcher_init(&r->m_on, r->on, on) == -1 ||
-	    matcher_init(&r->m_stop, r->stop, stop) == -1)
+	if ((on != NULL && matcher_init(&r->m_on, r->on, on) == -1) ||
+	    (stop != NULL && matcher_init(&r->m_stop, r->stop, stop) == -1))
 		return fail(r, "regcomp");
 	return 0;
 }

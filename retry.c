@@ -50,25 +50,18 @@ static enum outcome may_start(const struct policy *, struct run *);
 static void	 run_attempt(const struct policy *, struct run *);
 static enum outcome judge_attempt(const struct policy *, const struct run *);
 static enum outcome sleep_before_retry(const struct policy *, struct run *);
-static void	 count_run(const struct policy *, struct run *,
-		    const struct verdict *);
 static void	 end_run(const struct policy *, struct run *) NORETURN;
 
 static struct relay	 io;		/* the attempts' stdio */
 
 /*
- * Who hears the story of the run (event.h), in this order: the CI lines
- * first, so that what the others say follows an attempt's group; the
- * files before the messages, so that they are whole when the last line
- * is said; -Q's held output just before that line.
+ * Who hears the story of the run (event.h): those the policy turns on
+ * (listen_to()), so that a plain run calls no code of a feature it does
+ * not use, and the messages.
  */
-static void (*const listeners[])(const struct event *) = {
-	ci_event,	/* before all: what they say follows the attempt's group */
-	report_event,
-	metrics_event,
-	cron_event,	/* before say: it shows what it held, then the last line */
-	say_event,
-};
+static void	(*listeners[5])(const struct event *);
+static void	(*drops[4])(void);	/* what clean_up() drops of theirs */
+static size_t	 nlisteners, ndrops;
 
 int
 main(int argc, char *argv[])
@@ -114,7 +107,7 @@ tell(const struct event *ev)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(listeners) / sizeof(listeners[0]); i++)
+	for (i = 0; i < nlisteners; i++)
 		listeners[i](ev);
 }
 
@@ -160,7 +153,8 @@ read_command_line(int argc, char *argv[], struct policy *p)
 		msg_verbosity(p->verbosity);
 		if (clock_check() == -1)
 			fatal("clock_gettime");
-		gate_store_from_environment(p);
+		if (p->circuit != NULL)
+			gate_store_from_environment(p);
 		return;
 	case PARSED_HELP:
 		if (fputs(help_text, stdout) == EOF)
@@ -244,11 +238,44 @@ print_schedule(const struct policy *p, struct run *r)
 static void
 clean_up(void)
 {
+	size_t i;
+
 	hint_close();
-	report_drop();
-	metrics_drop();
-	cron_drop();
-	ci_drop();
+	for (i = ndrops; i > 0; i--)	/* the last started first */
+		drops[i - 1]();
+}
+
+/* One more listener, and what clean_up() drops of it (or NULL). */
+static void
+add_listener(void (*hears)(const struct event *), void (*drop)(void))
+{
+	listeners[nlisteners++] = hears;
+	if (drop != NULL)
+		drops[ndrops++] = drop;
+}
+
+/*
+ * The listeners that the policy turns on, in this order: the CI lines
+ * first, so that what the others say follows an attempt's group; the
+ * files before the messages, so that they are whole when the last line
+ * is said; -Q's held output just before that line; the messages.
+ */
+static void
+listen_to(const struct policy *p)
+{
+	if (p->ci != CI_NONE && ci_start(p))
+		add_listener(ci_event, ci_drop);
+	if (p->report != NULL) {
+		report_start(p->report);
+		add_listener(report_event, report_drop);
+	}
+	if (p->metrics != NULL) {
+		metrics_start(p->metrics);
+		add_listener(metrics_event, metrics_drop);
+	}
+	if (p->quiet_unless_failed)
+		add_listener(cron_event, cron_drop);
+	add_listener(say_event, NULL);
 }
 
 /*
@@ -281,11 +308,7 @@ begin_run(const struct policy *p, struct run *r)
 
 	if (p->replay_stdin && isatty(STDIN_FILENO))
 		fatalx("--replay-stdin: standard input is a terminal");
-	if (p->report != NULL)
-		report_start(p->report);
-	if (p->metrics != NULL)
-		metrics_start(p->metrics);
-	ci_start(p);
+	listen_to(p);
 	if (atexit(clean_up) != 0)
 		fatal("atexit");
 	r->start = monotonic_now();
@@ -313,7 +336,8 @@ begin_run(const struct policy *p, struct run *r)
 	if (relay_patterns(&io, p->on_output.set ? p->on_output.text : NULL,
 	    p->stop_output.set ? p->stop_output.text : NULL) == -1)
 		fatal("%s", io.failed);
-	gate_open(p);
+	if (p->circuit != NULL)
+		gate_open(p);
 	proc_init(&io, r->deadline);
 	return r->deadline <= r->start ? DEADLINE : RUNNING;
 }
@@ -401,8 +425,8 @@ may_start(const struct policy *p, struct run *r)
 		if ((o = pause_until(r, since, wake, DEADLINE)) != RUNNING)
 			return o;
 	}
-	if ((o = pass_gate(p, r)) == RUNNING &&
-	    (r->interrupt = sp_caught()) != 0)
+	o = p->circuit != NULL ? pass_gate(p, r) : RUNNING;
+	if (o == RUNNING && (r->interrupt = sp_caught()) != 0)
 		return INTERRUPTED;
 	/* A fresh reading: the waits above or a slow reader of the output
 	 * may have taken the time left. */
@@ -510,10 +534,13 @@ run_attempt(const struct policy *p, struct run *r)
 	r->reset = 0;
 	export_attempt(r->attempt);
 	tell_kind(ATTEMPT_STARTS, p, r);
+	memset(&lim, 0, sizeof(lim));	/* no group to tell, no tick */
+	lim.tick_every = NEVER;
 	lim.at = r->deadline;
 	lim.signal = p->signal;
 	lim.kill_after = p->kill_after;
-	gate_lease_ticks(p, &lim);
+	if (p->circuit != NULL)
+		gate_lease_ticks(p, &lim);
 	if (p->timeout != 0 && p->timeout < r->deadline - now)
 		lim.at = now + p->timeout;
 	r->began = now;
@@ -537,7 +564,8 @@ run_attempt(const struct policy *p, struct run *r)
 	/* --reset-after: a long healthy run is no part of a crash loop. */
 	r->reset = p->reset_after != 0 && r->ended - r->began >= p->reset_after;
 	tell_kind(ATTEMPT_ENDS, p, r);
-	count_for_circuit(p, r);
+	if (p->circuit != NULL)
+		count_for_circuit(p, r);
 }
 
 /* By its status or its output, the attempt failed in a way worth retrying. */
@@ -650,6 +678,13 @@ release_output(int fd)
 	proc_drain();
 }
 
+/* The policy's hook which, if it has one (hooks.c runs it): a signal, or 0. */
+static int
+run_hook(const struct event *ev, enum hook which)
+{
+	return ev->policy->hooks[which] != NULL ? hook_run(ev, which) : 0;
+}
+
 /*
  * Draws the next delay (or takes the attempt's hint) and sleeps it,
  * unless it would end at or after the deadline.
@@ -684,7 +719,7 @@ sleep_before_retry(const struct policy *p, struct run *r)
 	    &st, hint);
 	tell(&ev);
 	/* Inside the wait, which it lengthens only if it outlasts it. */
-	if ((sig = hook_run(&ev, HOOK_RETRY)) != 0) {
+	if ((sig = run_hook(&ev, HOOK_RETRY)) != 0) {
 		r->interrupt = sig;
 		return INTERRUPTED;
 	}
@@ -728,7 +763,7 @@ count_run(const struct policy *p, struct run *r, const struct verdict *v)
 	    v->passed ? RUN_AT_ONCE : RUN_FAILED;
 
 	/* A store that failed once in the run is asked no more. */
-	if (!v->flakes || r->store_down)
+	if (p->circuit == NULL || !v->flakes || r->store_down)
 		return;
 	g = gate_run_ended(p, kind, r->interrupt != 0 ? 0 : r->deadline);
 	note_store(r, &g);
@@ -759,7 +794,7 @@ end_run(const struct policy *p, struct run *r)
 	 * signal: that is the caller asking retry to stop now.  A hook cut
 	 * short by a signal ends the run with it.
 	 */
-	if (v.signal == 0 && (sig = hook_run(&ev, v.passed ? HOOK_SUCCESS :
+	if (v.signal == 0 && (sig = run_hook(&ev, v.passed ? HOOK_SUCCESS :
 	    HOOK_GIVEUP)) != 0)
 		v.signal = sig;
 	if (r->holding)
