@@ -78,7 +78,12 @@ run_closed() {
 	rc=0
 	case $fd in
 	0) "$RETRY" "$@" >out 2>err <&- 3>&- || rc=$? ;;
-	1) cat in | "$RETRY" "$@" 2>err >&- 3>&- || rc=$? ;;
+	1)	# The pipe holds all of in before retry starts: whatever the
+		# load, retry takes it, and says that no attempt read it.
+		exec 4< <(cat in)
+		wait "$!"
+		"$RETRY" "$@" 2>err >&- 3>&- <&4 4<&- || rc=$?
+		exec 4<&- ;;
 	2) cat in | "$RETRY" "$@" >out 2>&- 3>&- || rc=$? ;;
 	esac
 }
