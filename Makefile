@@ -34,13 +34,13 @@ FISHCOMPDIR ?= $(SYSCONFDIR)/fish/completions
 RETRY_CFLAGS = -std=c99 -Wall -Wextra -Wpedantic
 RETRY_CPPFLAGS = -DVERSION=\"$(VERSION)\"
 
-SRCS = retry.c say.c gate.c outcome.c proc.c selfpipe.c msg.c clock.c parse.c \
-	options.c backoff.c relay.c match.c fd.c scratch.c hint.c report.c circuit.c \
+SRCS = retry.c say.c gate.c outcome.c proc.c msg.c clock.c parse.c \
+	options.c backoff.c relay.c match.c fd.c report.c circuit.c \
 	env.c random.c sha256.c url.c redis.c route.c store.c outfile.c \
 	metrics.c hooks.c cron.c spool.c ci.c names.c
 HDRS = compat.h shared.h run.h event.h outcome.h say.h gate.h proc.h \
-	selfpipe.h msg.h clock.h parse.h options.h backoff.h relay.h match.h fd.h \
-	scratch.h hint.h report.h circuit.h env.h sha256.h url.h redis.h \
+	msg.h clock.h parse.h options.h backoff.h relay.h match.h fd.h \
+	report.h circuit.h env.h sha256.h url.h redis.h \
 	route.h store.h random.h outfile.h metrics.h hooks.h cron.h spool.h ci.h \
 	names.h
 

@@ -25,7 +25,7 @@
 #include "parse.h"
 #include "run.h"
 #include "say.h"
-#include "scratch.h"
+#include "fd.h"
 #include "spool.h"
 
 static long	 indexed;	/* attempts in the index */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The environment: what each attempt finds there, what retry takes from an
- * outer retry.
+ * outer retry; the Retry-After hint file that RETRY_AFTER_FILE names.
  */
 #ifndef ENV_H
 #define ENV_H
@@ -16,5 +16,9 @@ void		 export_environment(const char *, char *const [], long, int64_t,
 		    int);
 void		 export_attempt(long);
 const char	*deadline_text(char *, size_t, int64_t);
+
+void		 export_hint_file(void);
+const char	*hint_read(char *, size_t, const char **);
+void		 hint_close(void);
 
 #endif

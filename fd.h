@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Descriptor helpers that every part of retry which opens something uses.
+ * Descriptor helpers that every part of retry which opens something uses,
+ * and scratch files in $TMPDIR.
  */
 #ifndef FD_H
 #define FD_H
@@ -12,5 +13,9 @@ int		 new_pipe(int [2]);
 int		 nonblocking(int);
 int		 open_dir(int, const char *, int, int *);
 int		 write_all(int, const char *, size_t);
+
+const char	*temp_dir(void);
+int		 scratch_file(void);
+int		 owner_gone(long);
 
 #endif

@@ -2,7 +2,7 @@
 /*
  * retry's messages on stderr.  Each is one line written whole, with the
  * bytes that came from outside escaped, and its write never holds retry
- * back from a signal or the deadline (selfpipe.c decides how long it may wait).
+ * back from a signal or the deadline (clock.c decides how long it may wait).
  *
  * Each goes by its role: the run's lines (say, detail) into -Q's spool
  * while it holds them, with the attempts' output they tell of; warnings,
@@ -21,7 +21,7 @@
 
 #include "msg.h"
 #include "parse.h"
-#include "selfpipe.h"
+#include "clock.h"
 #include "spool.h"
 
 static enum verbosity	 verbosity = NORMAL;

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "outfile.h"
-#include "scratch.h"
+#include "fd.h"
 
 #define LINKS_MAX	40	/* followed for one path, as Linux allows */
 #define TEMP_MARK	".retry-"	/* NAME.retry-PID: temp_name() */

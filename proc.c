@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "fd.h"
-#include "selfpipe.h"
+#include "clock.h"
 #include "msg.h"
 #include "parse.h"
 #include "proc.h"

@@ -26,7 +26,6 @@
 #include "fd.h"
 #include "msg.h"
 #include "relay.h"
-#include "scratch.h"
 #include "spool.h"
 
 /*

@@ -29,7 +29,6 @@
 #include "outcome.h"
 #include "report.h"
 #include "run.h"
-#include "selfpipe.h"
 #include "shared.h"
 
 static void

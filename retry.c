@@ -20,7 +20,6 @@
 #include "env.h"
 #include "event.h"
 #include "gate.h"
-#include "hint.h"
 #include "hooks.h"
 #include "metrics.h"
 #include "msg.h"
@@ -33,8 +32,7 @@
 #include "report.h"
 #include "run.h"
 #include "say.h"
-#include "scratch.h"
-#include "selfpipe.h"
+#include "fd.h"
 
 #ifndef VERSION
 #define VERSION "unknown"
@@ -279,25 +277,6 @@ listen_to(const struct policy *p)
 }
 
 /*
- * RETRY_AFTER_FILE, where an attempt may say how long to wait before the
- * next: a path that costs nothing until an attempt writes it.  Where no
- * private directory can be had, hints are off, and -v says why once.
- */
-static void
-open_hint_channel(void)
-{
-	const char *path, *why;
-
-	if ((path = hint_open(random_nonce(), &why)) != NULL)
-		export("RETRY_AFTER_FILE", path);
-	else {
-		if (unsetenv("RETRY_AFTER_FILE") == -1)
-			fatal("unsetenv RETRY_AFTER_FILE");
-		detail("Retry-After hints are off: %s", why);
-	}
-}
-
-/*
  * Starts the clock, settles the deadline and the environment, and sets up
  * the files, the terminal and the signals before any attempt starts.
  */
@@ -326,7 +305,7 @@ begin_run(const struct policy *p, struct run *r)
 		r->holding = 1;
 	}
 	tell_kind(RUN_BEGINS, p, r);
-	open_hint_channel();
+	export_hint_file();
 	if (relay_init(&io, p->share_stdin ? INPUT_SHARED : p->replay_stdin ?
 	    INPUT_REPLAYED : INPUT_BOUNDED, p->buffer_stdout, hold_all,
 	    p->hint_from_stderr, p->attempts != 1,

@@ -23,8 +23,6 @@
 
 #include "clock.h"
 #include "fd.h"
-#include "scratch.h"
-#include "selfpipe.h"
 #include "spool.h"
 
 #define HEADERMAX	512

@@ -22,7 +22,7 @@
 #include "random.h"
 #include "parse.h"
 #include "proc.h"
-#include "selfpipe.h"
+#include "clock.h"
 #include "names.h"
 #include "redis.h"
 #include "route.h"

@@ -401,3 +401,34 @@ path_without_bats() {
 	run -0 env PATH="$t/bin" sh "$t/tree/tests/run-bats" --locate
 	[[ $output == "$t/tree/.deps/node_modules/"* ]]
 }
+
+# srcs: the SRCS of the Makefile, one a line.
+srcs() {
+	awk '/^SRCS = / { on = 1; sub(/^SRCS = /, "") }
+	    on { line = $0; sub(/\\$/, "", line); print line }
+	    on && !/\\$/ { exit }' "$TOP/Makefile" | tr -s ' \t' '\n' | grep .
+}
+
+@test "a plain run, retry -n2 -- false, executes code in at most 13 .c files: a feature that is off is never called (issue 30)" {
+	command -v gcc >/dev/null && command -v gcov >/dev/null ||
+	    skip "no gcc and gcov, which measure it"
+	local dir=$BATS_TEST_TMPDIR/cov c ran=() n
+	mkdir "$dir"
+	cp "$TOP"/*.c "$TOP"/*.h "$dir"/
+	cd "$dir"
+	# fork for vfork: a vfork child's exec writes out the parent's counts,
+	# and the parent's own at its exit would then be lost.
+	for c in $(srcs); do
+		gcc --coverage -O0 -Dvfork=fork -DVERSION='"test"' -c "$c"
+	done
+	gcc --coverage -o retry ./*.o
+	run -1 env -i PATH=/usr/bin:/bin ./retry -n2 -b 1ms -- false </dev/null
+	for c in $(srcs); do
+		n=$(gcov -n "$c" 2>/dev/null | awk -F'[:%]' \
+		    '/^Lines executed/ { print ($2 > 0); exit }')
+		[ "$n" = 1 ] && ran+=("$c")
+	done
+	echo "${#ran[@]} ran: ${ran[*]}"
+	[ "${#ran[@]}" -ge 8 ]	# the count works: these must run
+	[ "${#ran[@]}" -le 13 ]
+}

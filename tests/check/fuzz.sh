@@ -9,8 +9,8 @@ FUZZCC=${FUZZCC:-clang}	# and its runtime, Debian's libclang-rt-14-dev
 FUZZTIME=${FUZZTIME:-60}
 # The pure parts that the fuzzers drive: tests/fuzz/NAME is fuzz_NAME.c
 # and these (msg.c and its leaves for relay.c's lines on a full TMPDIR).
-linked="options.c parse.c backoff.c url.c relay.c match.c fd.c scratch.c spool.c msg.c \
-    selfpipe.c clock.c"
+linked="options.c parse.c backoff.c url.c relay.c match.c fd.c spool.c msg.c \
+    clock.c"
 for f in $FUZZERS; do
 	main=tests/fuzz/fuzz_${f##*/}.c
 	if [ ! -e "$f" ] ||
