@@ -38,11 +38,7 @@ SRCS = retry.c say.c gate.c outcome.c proc.c msg.c clock.c parse.c \
 	options.c backoff.c relay.c match.c fd.c report.c circuit.c \
 	env.c random.c sha256.c url.c redis.c route.c store.c outfile.c \
 	metrics.c hooks.c cron.c spool.c ci.c names.c
-HDRS = compat.h shared.h run.h event.h outcome.h say.h gate.h proc.h \
-	msg.h clock.h parse.h options.h backoff.h relay.h match.h fd.h \
-	report.h circuit.h env.h sha256.h url.h redis.h \
-	route.h store.h random.h outfile.h metrics.h hooks.h cron.h spool.h ci.h \
-	names.h
+HDRS = compat.h common.h shared.h gate.h relay.h match.h circuit.h redis.h route.h store.h
 
 # How every program here is compiled: ours, then the user's flags.
 COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \

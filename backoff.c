@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backoff.h"
+#include "common.h"
 
 static uint64_t
 splitmix64(uint64_t *x)

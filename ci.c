@@ -2,7 +2,7 @@
 /*
  * --ci: each attempt folded in a CI job's log, a GitHub Actions group or a
  * GitLab CI section, and on GitHub one annotation, a step summary row and
- * the step's outputs per run.  A listener of the run's events (event.h).
+ * the step's outputs per run.  A listener of the run's events (common.h).
  *
  * The choices, which retry(1)'s "CI logs" tells the user:
  * - Only the outermost retry writes: an outer retry marks its attempts and
@@ -47,17 +47,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ci.h"
-#include "clock.h"
-#include "env.h"
-#include "msg.h"
-#include "outcome.h"
-#include "outfile.h"
-#include "parse.h"
-#include "random.h"
-#include "run.h"
-#include "say.h"
-#include "sha256.h"
+#include "common.h"
 
 #define KEPT		8	/* failed attempts whose statuses are named */
 #define COMMAND_MAX	256	/* bytes of the command line shown */

@@ -25,13 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backoff.h"
 #include "circuit.h"
-#include "fd.h"
-#include "names.h"
-#include "msg.h"
-#include "parse.h"
-#include "proc.h"
+#include "common.h"
 
 #define MAGIC		"retry-circuit 1\n"
 #define GROUP_LINE_MAX	(12 + 3 * 21 + HOST_MAX + 1)	/* "probe-group ..." */

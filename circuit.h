@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "names.h"
+#include "common.h"
 #include "shared.h"
 
 #define HOST_MAX	64	/* bytes of a host's name that a record keeps */

@@ -19,8 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "fd.h"
+#include "common.h"
 
 static int64_t
 read_clock(clockid_t id)

@@ -19,14 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "cron.h"
-#include "msg.h"
-#include "parse.h"
-#include "run.h"
-#include "say.h"
-#include "fd.h"
-#include "spool.h"
+#include "common.h"
 
 static long	 indexed;	/* attempts in the index */
 static long	 warned;	/* msg_warnings() at a passed run's end */

@@ -20,13 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "env.h"
-#include "fd.h"
-#include "msg.h"
-#include "parse.h"
-#include "random.h"
-#include "sha256.h"
+#include "common.h"
 
 /* 16 bytes as a UUID of the version given, in its text form. */
 static const char *

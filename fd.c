@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "fd.h"
+#include "common.h"
 
 /*
  * fd moved above stdio and closed on exec: a stdin, stdout or stderr that

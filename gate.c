@@ -12,14 +12,10 @@
 #include <string.h>
 
 #include "circuit.h"
+#include "common.h"
 #include "gate.h"
-#include "msg.h"
-#include "names.h"
-#include "parse.h"
-#include "report.h"
 #include "shared.h"
 #include "store.h"
-#include "url.h"
 
 static struct circuit	 circuit;	/* the record in the state directory */
 static struct shared	*sh = &circuit.sh;	/* what each step says */

@@ -12,11 +12,7 @@
 
 #include <stdint.h>
 
-#include "backoff.h"
-#include "event.h"
-#include "options.h"
-#include "outcome.h"
-#include "proc.h"
+#include "common.h"
 #include "shared.h"
 
 /* What an attempt's end means for the circuit. */

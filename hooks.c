@@ -14,13 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "env.h"
-#include "hooks.h"
-#include "msg.h"
-#include "outcome.h"
-#include "parse.h"
-#include "run.h"
+#include "common.h"
 
 static const char *const hook_option[NHOOKS] = {
 	[HOOK_RETRY] = "--on-retry",

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common.h"
 #include "match.h"
-#include "parse.h"
 
 /*
  * A set of fixed strings one of which every match of a pattern holds.
@@ -260,7 +260,7 @@ line_matches(const regex_t *re, char *s, size_t n)
 #endif
 }
 
-/* Each line of s[0, n) (the byte at n is lent, as by line_matches) by itself. */
+/* Each line of s[0, n) (its byte n lent, as by line_matches) by itself. */
 static int
 each_line(const regex_t *re, char *s, size_t n)
 {

@@ -17,14 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "event.h"
-#include "metrics.h"
-#include "msg.h"
-#include "outcome.h"
-#include "outfile.h"
-#include "parse.h"
-#include "run.h"
+#include "common.h"
 
 #define OLD_MAX		65536	/* of the previous FILE, read at most */
 

@@ -19,10 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "msg.h"
-#include "parse.h"
-#include "clock.h"
-#include "spool.h"
+#include "common.h"
 
 static enum verbosity	 verbosity = NORMAL;
 static int		 stderr_broken;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "names.h"
+#include "common.h"
 
 /* One more name, of len bytes; -1 (errno ENOMEM) when memory runs out. */
 int

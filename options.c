@@ -15,8 +15,7 @@
 #include <string.h>
 
 #include "circuit.h"	/* BUDGET_MAX */
-#include "options.h"
-#include "parse.h"
+#include "common.h"
 
 enum {
 	OPT_DRY_RUN = 256, OPT_SEED, OPT_ON_OUTPUT, OPT_STOP_ON_OUTPUT,

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "outcome.h"
+#include "common.h"
 
 /* The last attempt's status, but 1 where it exited 0 and the run gave up. */
 #define EXIT_GAVE_UP	1

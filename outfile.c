@@ -20,8 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "outfile.h"
-#include "fd.h"
+#include "common.h"
 
 #define LINKS_MAX	40	/* followed for one path, as Linux allows */
 #define TEMP_MARK	".retry-"	/* NAME.retry-PID: temp_name() */

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "parse.h"
+#include "common.h"
 
 static const struct unit {
 	const char	*name;

@@ -27,11 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fd.h"
-#include "clock.h"
-#include "msg.h"
-#include "parse.h"
-#include "proc.h"
+#include "common.h"
 #include "relay.h"
 
 #define FINE_NS		2000000		/* the last 2 ms of a sleep: exact */

@@ -16,8 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "msg.h"
-#include "random.h"
+#include "common.h"
 
 /* What a run draws, in one call: the seed, the key, the nonce, the secret. */
 #define SEED_AT		0	/* 8 bytes */

@@ -26,8 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fd.h"
-#include "proc.h"
+#include "common.h"
 #include "redis.h"
 
 #define NADDRS		4		/* addresses of a name tried, at most */

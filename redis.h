@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "url.h"
+#include "common.h"
 
 #define REDIS_REPLY_MAX	65536	/* bytes of one reply, at most */
 #define REDIS_NODES	256	/* its elements, nested ones included */

@@ -23,10 +23,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "fd.h"
-#include "msg.h"
+#include "common.h"
 #include "relay.h"
-#include "spool.h"
 
 /*
  * Linux: splice(2) and tee(2) move data between a pipe and a file, or two

@@ -21,14 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "outfile.h"
-#include "parse.h"
-#include "clock.h"
-#include "event.h"
-#include "msg.h"
-#include "outcome.h"
-#include "report.h"
-#include "run.h"
+#include "common.h"
 #include "shared.h"
 
 static void

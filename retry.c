@@ -13,26 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backoff.h"
-#include "ci.h"
-#include "clock.h"
-#include "cron.h"
-#include "env.h"
-#include "event.h"
+#include "common.h"
 #include "gate.h"
-#include "hooks.h"
-#include "metrics.h"
-#include "msg.h"
-#include "options.h"
-#include "outcome.h"
-#include "parse.h"
-#include "proc.h"
-#include "random.h"
 #include "relay.h"
-#include "report.h"
-#include "run.h"
-#include "say.h"
-#include "fd.h"
 
 #ifndef VERSION
 #define VERSION "unknown"
@@ -53,7 +36,7 @@ static void	 end_run(const struct policy *, struct run *) NORETURN;
 static struct relay	 io;		/* the attempts' stdio */
 
 /*
- * Who hears the story of the run (event.h): those the policy turns on
+ * Who hears the story of the run (common.h): those the policy turns on
  * (listen_to()), so that a plain run calls no code of a feature it does
  * not use, and the messages.
  */

@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "proc.h"
+#include "common.h"
 #include "redis.h"
 #include "route.h"
 

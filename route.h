@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common.h"
 #include "redis.h"
-#include "url.h"
 
 #define ROUTE_REDIRECTS	5	/* -MOVED and -ASK followed in one call */
 

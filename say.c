@@ -12,12 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msg.h"
-#include "parse.h"
-#include "outcome.h"
-#include "run.h"
-#include "say.h"
-#include "spool.h"
+#include "common.h"
 
 /* -v: the policy as the run understood it, before the first attempt. */
 static void

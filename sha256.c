@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sha256.h"
+#include "common.h"
 
 static const uint32_t k[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,

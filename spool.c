@@ -21,9 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "fd.h"
-#include "spool.h"
+#include "common.h"
 
 #define HEADERMAX	512
 

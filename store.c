@@ -17,15 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backoff.h"
-#include "shared.h"
-#include "random.h"
-#include "parse.h"
-#include "proc.h"
-#include "clock.h"
-#include "names.h"
+#include "common.h"
 #include "redis.h"
 #include "route.h"
+#include "shared.h"
 #include "store.h"
 
 #define NKEYS		3	/* state, probe, retries */

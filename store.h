@@ -9,9 +9,8 @@
 
 #include <stdint.h>
 
-#include "names.h"
+#include "common.h"
 #include "shared.h"
-#include "url.h"
 
 #define STORE_LEASE_MS	3000	/* the probe's lease on the store */
 #define STORE_RENEW_NS	INT64_C(1000000000)	/* renewed this often */

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "url.h"
+#include "common.h"
 
 #define DEFAULT_PORT	"6379"
 #define SENTINEL_PORT	"26379"

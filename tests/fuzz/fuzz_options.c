@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../backoff.h"
-#include "../../options.h"
+#include "../../common.h"
 
 #define MAXARGS		64
 #define MAXDELAYS	2000

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../parse.h"
+#include "../../common.h"
 #include "../../relay.h"
 
 #define TEXTMAX	(4 * LINEMAX + 64)
