@@ -94,6 +94,7 @@ int		 new_pipe(int [2]);
 int		 nonblocking(int);
 int		 open_dir(int, const char *, int, int *);
 int		 write_all(int, const char *, size_t);
+int		 fd_holds_data(int);
 
 const char	*temp_dir(void);
 int		 scratch_file(void);

@@ -110,6 +110,20 @@ write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Whether fd is a regular file, a pipe or a socket: data that a retry
+ * must rewind, replay or count.  A terminal, a device such as /dev/null
+ * or a closed descriptor holds none.
+ */
+int
+fd_holds_data(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) ||
+	    S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
 /* ---- Scratch files ---------------------------------------------------- */
 
 /* $TMPDIR, or /tmp when it is unset or empty. */

@@ -242,7 +242,7 @@ wait_event(int64_t until)
 	}
 	if (fds[0].revents != 0)
 		sp_take_wake();
-	if ((ready > (fds[0].revents != 0) || now) &&
+	if (io != NULL && (ready > (fds[0].revents != 0) || now) &&
 	    relay_service(io, fds + 1, n - 1) == -1)
 		fatal("%s", io->failed);
 	return ready > 0 || now;
@@ -272,7 +272,7 @@ proc_drain(void)
 {
 	int late;
 
-	while (!relay_output_done(io) && !sp_any_caught()) {
+	while (io != NULL && !relay_output_done(io) && !sp_any_caught()) {
 		late = sp_signalled() || monotonic_now() >= deadline;
 		if (wait_event(late ? 0 : deadline) == 0 && late) {
 			if (relay_drop(io) == -1)
@@ -513,7 +513,7 @@ exec_child(char *const argv[], int lend)
 		if (changed[i] && sigaction(handled[i], &original[i], NULL) ==
 		    -1)
 			goto fail;
-	for (i = 0; i < 3; i++)
+	for (i = 0; child_fds != NULL && i < 3; i++)
 		if (child_fds[i] != -1 && dup2(child_fds[i], i) == -1)
 			goto fail;
 	if (sigprocmask(SIG_SETMASK, &original_mask, NULL) == -1)
@@ -762,11 +762,11 @@ proc_run(char *const argv[], const struct limit *lim, struct ending *e)
 	int sig, from_keyboard;
 
 	memset(e, 0, sizeof(e[0]));
-	if (relay_prepare(io) == -1)
+	if (io != NULL && relay_prepare(io) == -1)
 		fatal("%s", io->failed);
-	child_fds = io->child_fd;
+	child_fds = io != NULL ? io->child_fd : NULL;	/* NULL: retry's own */
 	e->error = start(argv, in_foreground());
-	if (relay_forked(io) == -1)
+	if (io != NULL && relay_forked(io) == -1)
 		fatal("close");
 	if (e->error == 0)
 		watch(lim, e);
@@ -777,7 +777,7 @@ proc_run(char *const argv[], const struct limit *lim, struct ending *e)
 	take_terminal_back();
 	if (from_keyboard && kill(0, e->termsig) == -1)
 		warning("kill");
-	if (relay_attempt_ended(io) == -1)
+	if (io != NULL && relay_attempt_ended(io) == -1)
 		fatal("%s", io->failed);
 	proc_drain();
 	/* One that came as the attempt ended, or the one just passed on. */

@@ -321,7 +321,8 @@ init_input(struct relay *r, enum input mode)
 	struct stat st;
 	int known = fstat(STDIN_FILENO, &st) == 0;
 
-	if (mode == INPUT_SHARED)
+	if (mode == INPUT_SHARED ||
+	    (mode == INPUT_BOUNDED && !fd_holds_data(STDIN_FILENO)))
 		return 0;
 	if (known && S_ISREG(st.st_mode)) {
 		r->start_offset = lseek(STDIN_FILENO, 0, SEEK_CUR);
@@ -361,7 +362,8 @@ init_count(struct relay *r, int count)
 	r->out_bytes = 0;
 	r->out_start = -1;
 	r->out_counted = -1;
-	if (!count || fstat(STDOUT_FILENO, &st) == -1)
+	if (!count || !fd_holds_data(STDOUT_FILENO) ||
+	    fstat(STDOUT_FILENO, &st) == -1)
 		return;
 	if (S_ISREG(st.st_mode)) {
 		r->out_start = 0;	/* read before each attempt */

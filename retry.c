@@ -33,7 +33,8 @@ static enum outcome judge_attempt(const struct policy *, const struct run *);
 static enum outcome sleep_before_retry(const struct policy *, struct run *);
 static void	 end_run(const struct policy *, struct run *) NORETURN;
 
-static struct relay	 io;		/* the attempts' stdio */
+static struct relay	 io;		/* the attempts' stdio, */
+static int		 relaying;	/* if relay.c has a part in it */
 
 /*
  * Who hears the story of the run (common.h): those the policy turns on
@@ -134,7 +135,7 @@ read_command_line(int argc, char *argv[], struct policy *p)
 		msg_verbosity(p->verbosity);
 		if (clock_check() == -1)
 			fatal("clock_gettime");
-		if (p->circuit != NULL)
+		if (p->circuit != NULL || p->circuit_command != CIRCUIT_RUN)
 			gate_store_from_environment(p);
 		return;
 	case PARSED_HELP:
@@ -260,6 +261,37 @@ listen_to(const struct policy *p)
 }
 
 /*
+ * Whether the attempts' stdio goes through relay.c: for a feature that
+ * works on the output, or for a stdin or stdout that holds data a retry
+ * must replay, rewind or count (fd_holds_data(), which relay.c asks as
+ * well).  Else, a terminal, /dev/null or a closed stream, the attempts
+ * get retry's own, and relay.c has no part in the run.
+ */
+static int
+stdio_relayed(const struct policy *p)
+{
+	return p->on_output.set || p->stop_output.set || p->buffer_stdout ||
+	    p->quiet_unless_failed || p->hint_from_stderr || p->replay_stdin ||
+	    (!p->share_stdin && fd_holds_data(STDIN_FILENO)) ||
+	    (p->attempts != 1 && fd_holds_data(STDOUT_FILENO));
+}
+
+/* relay.c's part: the input, the output's sinks, the patterns. */
+static void
+start_relay(const struct policy *p, int hold_all)
+{
+	if (relay_init(&io, p->share_stdin ? INPUT_SHARED : p->replay_stdin ?
+	    INPUT_REPLAYED : INPUT_BOUNDED, p->buffer_stdout, hold_all,
+	    p->hint_from_stderr, p->attempts != 1,
+	    p->on_output.set ? &p->on_output.re : NULL,
+	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
+		fatal("%s needs a temporary file in %s", io.failed, temp_dir());
+	if (relay_patterns(&io, p->on_output.set ? p->on_output.text : NULL,
+	    p->stop_output.set ? p->stop_output.text : NULL) == -1)
+		fatal("%s", io.failed);
+}
+
+/*
  * Starts the clock, settles the deadline and the environment, and sets up
  * the files, the terminal and the signals before any attempt starts.
  */
@@ -289,18 +321,11 @@ begin_run(const struct policy *p, struct run *r)
 	}
 	tell_kind(RUN_BEGINS, p, r);
 	export_hint_file();
-	if (relay_init(&io, p->share_stdin ? INPUT_SHARED : p->replay_stdin ?
-	    INPUT_REPLAYED : INPUT_BOUNDED, p->buffer_stdout, hold_all,
-	    p->hint_from_stderr, p->attempts != 1,
-	    p->on_output.set ? &p->on_output.re : NULL,
-	    p->stop_output.set ? &p->stop_output.re : NULL) == -1)
-		fatal("%s needs a temporary file in %s", io.failed, temp_dir());
-	if (relay_patterns(&io, p->on_output.set ? p->on_output.text : NULL,
-	    p->stop_output.set ? p->stop_output.text : NULL) == -1)
-		fatal("%s", io.failed);
+	if ((relaying = stdio_relayed(p)))
+		start_relay(p, hold_all);
 	if (p->circuit != NULL)
 		gate_open(p);
-	proc_init(&io, r->deadline);
+	proc_init(relaying ? &io : NULL, r->deadline);
 	return r->deadline <= r->start ? DEADLINE : RUNNING;
 }
 
@@ -506,7 +531,8 @@ run_attempt(const struct policy *p, struct run *r)
 	if (p->timeout != 0 && p->timeout < r->deadline - now)
 		lim.at = now + p->timeout;
 	r->began = now;
-	relay_last(&io, p->buffer_stdout && known_last(p, r, now));
+	if (relaying)
+		relay_last(&io, p->buffer_stdout && known_last(p, r, now));
 	proc_run(p->argv, &lim, &r->end);
 	r->ended = monotonic_now();
 	r->timed_out = !r->end.stopped ? NOT_TIMED_OUT :
@@ -520,7 +546,7 @@ run_attempt(const struct policy *p, struct run *r)
 	r->input_error = io.spill_error;
 	r->input_unkept = io.unkept;
 	r->output_unheld = io.unheld;
-	r->input_unread = relay_unread(&io);
+	r->input_unread = relaying ? relay_unread(&io) : 0;
 	if (r->end.signal != 0 && r->interrupt == 0)
 		r->interrupt = r->end.signal;
 	/* --reset-after: a long healthy run is no part of a crash loop. */
@@ -583,7 +609,7 @@ hint_text(char *text, size_t size)
 		return text;
 	if (why != NULL)	/* else none: the usual case */
 		detail("Retry-After hint not used: %s", why);
-	if ((header = relay_hint(&io)) == NULL)
+	if (!relaying || (header = relay_hint(&io)) == NULL)
 		return NULL;
 	(void)snprintf(text, size, "%s", header);
 	return text;
@@ -635,7 +661,7 @@ take_hint(const struct policy *p, struct run *r, int64_t room, char *note,
 static void
 release_output(int fd)
 {
-	if (relay_release(&io, fd) == -1)
+	if (relaying && relay_release(&io, fd) == -1)
 		fatal("%s", io.failed);
 	proc_drain();
 }

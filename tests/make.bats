@@ -409,7 +409,7 @@ srcs() {
 	    on && !/\\$/ { exit }' "$TOP/Makefile" | tr -s ' \t' '\n' | grep .
 }
 
-@test "a plain run, retry -n2 -- false, executes code in at most 13 .c files: a feature that is off is never called (issue 30)" {
+@test "a plain run, retry -n2 -- false, executes code in at most 12 .c files: a feature that is off is never called (issue 30)" {
 	command -v gcc >/dev/null && command -v gcov >/dev/null ||
 	    skip "no gcc and gcov, which measure it"
 	local dir=$BATS_TEST_TMPDIR/cov c ran=() n
@@ -422,7 +422,9 @@ srcs() {
 		gcc --coverage -O0 -Dvfork=fork -DVERSION='"test"' -c "$c"
 	done
 	gcc --coverage -o retry ./*.o
-	run -1 env -i PATH=/usr/bin:/bin ./retry -n2 -b 1ms -- false </dev/null
+	# As at a terminal: no stdio that holds data to replay or count.
+	run -1 env -i PATH=/usr/bin:/bin sh -c \
+	    './retry -n2 -b 1ms -- false </dev/null >/dev/null 2>&1'
 	for c in $(srcs); do
 		n=$(gcov -n "$c" 2>/dev/null | awk -F'[:%]' \
 		    '/^Lines executed/ { print ($2 > 0); exit }')
@@ -430,5 +432,5 @@ srcs() {
 	done
 	echo "${#ran[@]} ran: ${ran[*]}"
 	[ "${#ran[@]}" -ge 8 ]	# the count works: these must run
-	[ "${#ran[@]}" -le 13 ]
+	[ "${#ran[@]}" -le 12 ]
 }
