@@ -398,7 +398,7 @@ hint_close(void)
 void
 export_hint_file(void)
 {
-	const char *path, *why;
+	const char *path, *why = "no private directory";
 
 	if ((path = hint_open(random_nonce(), &why)) != NULL)
 		export("RETRY_AFTER_FILE", path);
