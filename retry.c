@@ -33,7 +33,7 @@ static enum outcome judge_attempt(const struct policy *, const struct run *);
 static enum outcome sleep_before_retry(const struct policy *, struct run *);
 static void	 end_run(const struct policy *, struct run *) NORETURN;
 
-static struct relay	 io;		/* the attempts' stdio, */
+static struct relay	 io;		/* the attempts' stdio, when relaying */
 static int		 relaying;	/* if relay.c has a part in it */
 
 /*
