@@ -35,7 +35,7 @@ RETRY_CFLAGS = -std=c99 -Wall -Wextra -Wpedantic
 RETRY_CPPFLAGS = -DVERSION=\"$(VERSION)\"
 
 SRCS = retry.c say.c gate.c outcome.c proc.c msg.c clock.c parse.c \
-	options.c backoff.c relay.c match.c fd.c report.c circuit.c \
+	options.c backoff.c relay.c match.c fd.c report.c circuit.c breaker.c \
 	env.c random.c sha256.c url.c redis.c route.c store.c outfile.c \
 	metrics.c hooks.c cron.c spool.c ci.c names.c
 HDRS = compat.h common.h shared.h gate.h relay.h match.h circuit.h redis.h route.h store.h
@@ -62,11 +62,12 @@ TESTPROGS = tests/helpers/ptyrun tests/helpers/clock-now \
 	tests/helpers/with-signals tests/helpers/proc-state \
 	tests/helpers/how-ended tests/helpers/socket-stdin \
 	tests/helpers/hold-lock tests/helpers/rename-race \
-	tests/helpers/slow-proxy
+	tests/helpers/slow-proxy tests/helpers/breaker-test
 
 # One rule for them all (bmake has no pattern rules of this kind): each
 # is its one source file.
-$(TESTPROGS): $(TESTPROGS:=.c) tests/helpers/signal-names.h compat.h
+$(TESTPROGS): $(TESTPROGS:=.c) tests/helpers/signal-names.h compat.h \
+	breaker.c shared.h
 	$(COMPILE) -o $@ $@.c $(LDFLAGS)
 
 test: retry $(TESTPROGS)

@@ -31,22 +31,12 @@
 #define MAGIC		"retry-circuit 1\n"
 #define GROUP_LINE_MAX	(12 + 3 * 21 + HOST_MAX + 1)	/* "probe-group ..." */
 #define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256 + RUNS_MAX + GROUP_LINE_MAX)
-#define COUNT_MAX	INT_MAX
 #define PAGE_MIN	4096	/* no system retry runs on has smaller pages */
 
-/* The record as it is kept. */
+/* The record as it is kept: the rules' state, and how the probe is held. */
 struct record {
-	enum circuit_state state;
-	long		 failures;	/* failed attempts in a row */
-	long		 openings;	/* openings in a row */
-	int64_t		 half_open_at;	/* Unix ns, while open */
+	struct breaker_state b;
 	long		 probe;		/* the probing process, for people */
-	long		 budget;	/* N of the last --budget */
-	int64_t		 window;	/* ns, of the last --budget */
-	size_t		 nretries;
-	int64_t		 retries[BUDGET_MAX];	/* Unix ns, oldest first */
-	size_t		 nruns;
-	char		 runs[RUNS_MAX + 1];	/* p, r or f per run, oldest first */
 	struct group_mark group;	/* the probe's attempt, or pgid 0 */
 	char		 host[HOST_MAX + 1];	/* group: where it runs */
 };
@@ -362,15 +352,15 @@ parse_runs(char **p, struct record *r)
 		return 0;
 	if (scan_bounded(p, RUNS_MAX, &n) == -1)
 		return -1;
-	r->nruns = (size_t)n;
+	r->b.nruns = (size_t)n;
 	if (n > 0 && word(p, " ") == -1)
 		return -1;
-	for (i = 0; i < r->nruns; i++)
+	for (i = 0; i < r->b.nruns; i++)
 		if ((*p)[i] == '\0' || strchr("prf", (*p)[i]) == NULL)
 			return -1;
-	memcpy(r->runs, *p, r->nruns);
-	r->runs[r->nruns] = '\0';
-	*p += r->nruns;
+	memcpy(r->b.runs, *p, r->b.nruns);
+	r->b.runs[r->b.nruns] = '\0';
+	*p += r->b.nruns;
 	return **p == '\n' ? 0 : -1;
 }
 
@@ -435,7 +425,7 @@ parse_record(char *text, int64_t now, struct record *r)
 			break;
 	if (s == 3)
 		return -1;
-	r->state = (enum circuit_state)s;
+	r->b.state = (enum circuit_state)s;
 	p += strlen(state_names[s]) + 1;
 	if (field(&p, "failures", COUNT_MAX, &v[0]) ||
 	    field(&p, "openings", COUNT_MAX, &v[1]) ||
@@ -445,16 +435,16 @@ parse_record(char *text, int64_t now, struct record *r)
 	    scan_bounded(&p, DUR_MAX, &v[5]) == -1 || word(&p, "\nretries ") ||
 	    scan_bounded(&p, BUDGET_MAX, &v[6]) == -1)
 		return -1;
-	r->failures = (long)v[0];
-	r->openings = (long)v[1];
-	r->half_open_at = v[2];
+	r->b.failures = (long)v[0];
+	r->b.openings = (long)v[1];
+	r->b.half_open_at = v[2];
 	r->probe = (long)v[3];
-	r->budget = (long)v[4];
-	r->window = v[5];
-	r->nretries = (size_t)v[6];
-	for (i = 0; i < r->nretries; i++) {
-		if (*p++ != ' ' || scan_bounded(&p, later, &r->retries[i]) ==
-		    -1 || (i > 0 && r->retries[i] < r->retries[i - 1]))
+	r->b.budget = (long)v[4];
+	r->b.window = v[5];
+	r->b.nretries = (size_t)v[6];
+	for (i = 0; i < r->b.nretries; i++) {
+		if (*p++ != ' ' || scan_bounded(&p, later, &r->b.retries[i]) ==
+		    -1 || (i > 0 && r->b.retries[i] < r->b.retries[i - 1]))
 			return -1;
 	}
 	if (*p != '\n' || parse_runs(&p, r) == -1 || parse_group(&p, r) == -1)
@@ -471,15 +461,15 @@ format_record(char *buf, size_t size, const struct record *r)
 
 	len = (size_t)snprintf(buf, size, MAGIC "state %s\nfailures %ld\n"
 	    "openings %ld\nhalf-open-at %lld\nprobe %ld\nbudget %ld %lld\n"
-	    "retries %zu", state_names[r->state], r->failures, r->openings,
-	    (long long)r->half_open_at, r->probe, r->budget,
-	    (long long)r->window, r->nretries);
-	for (i = 0; i < r->nretries && len < size; i++)
+	    "retries %zu", state_names[r->b.state], r->b.failures, r->b.openings,
+	    (long long)r->b.half_open_at, r->probe, r->b.budget,
+	    (long long)r->b.window, r->b.nretries);
+	for (i = 0; i < r->b.nretries && len < size; i++)
 		len += (size_t)snprintf(buf + len, size - len, " %lld",
-		    (long long)r->retries[i]);
+		    (long long)r->b.retries[i]);
 	if (len < size)
 		len += (size_t)snprintf(buf + len, size - len, "\nruns %zu%s%s\n",
-		    r->nruns, r->nruns > 0 ? " " : "", r->runs);
+		    r->b.nruns, r->b.nruns > 0 ? " " : "", r->b.runs);
 	if (len < size && r->group.pgid != 0)
 		len += (size_t)snprintf(buf + len, size - len, "probe-group %ld "
 		    "%ld %llu %s\n", r->group.pgid, r->group.sid,
@@ -743,41 +733,6 @@ probe_holder(struct circuit *c)
 
 /* ---- The steps ---------------------------------------------------------- */
 
-/* n + 1, but no more than COUNT_MAX. */
-static long
-count_up(long n)
-{
-	return n < COUNT_MAX ? n + 1 : n;
-}
-
-/*
- * --budget n/window, in the record: a retry now, if fewer than n were
- * taken within the window (returns 0), else how long until enough of the
- * oldest leave it.  Sets *changed when the record changes.
- */
-static int64_t
-take_retry(long n, int64_t window, int64_t now, int *changed)
-{
-	size_t old = 0, i;
-
-	while (old < rec.nretries && rec.retries[old] <= now - window)
-		old++;
-	for (i = old; i < rec.nretries; i++)
-		rec.retries[i - old] = rec.retries[i];
-	rec.nretries -= old;
-	if (old > 0)
-		*changed = 1;
-	if ((long)rec.nretries >= n)	/* > 0: all within the window */
-		return rec.retries[rec.nretries - (size_t)n] + window - now;
-	/* Oldest first, even should the clock have gone back. */
-	rec.retries[rec.nretries] = rec.nretries > 0 &&
-	    rec.retries[rec.nretries - 1] > now ?
-	    rec.retries[rec.nretries - 1] : now;
-	rec.nretries++;
-	*changed = 1;
-	return 0;
-}
-
 /*
  * The probe was taken over from a run that is gone: the group of its
  * attempt, if it ran here, is what a run killed with SIGKILL leaves (its
@@ -811,62 +766,41 @@ group_left_here(const struct circuit *c)
 }
 
 /*
- * May an attempt start now?  Closed: go.  Open and cooling down: wait
- * until it half-opens.  Half-open (or due to be): the run that gets the
- * probe goes, as the one probe; the others wait for it.  A run with
- * --budget notes it in the record, for --circuit-status; and a retry
- * that may go takes its place in the budget in the same step, or waits
- * (ADMIT_BUDGET) while the budget is spent, without the probe: held
- * through that wait, it would hold back every other run, first attempts
- * too, which the budget must never hold back.  A probe taken over from a
- * run that is gone: what its attempt left on this host is ended first.
+ * May an attempt start now?  breaker_admit() says; the probe it asks for
+ * is byte 1 of the lock file, taken here when the rules want one, and
+ * given back when the budget makes the retry wait.  A probe taken over
+ * from a run that is gone: what its attempt left on this host is ended
+ * first, outside the lock.
  */
 enum circuit_step
-circuit_admit(struct circuit *c, int64_t until, long budget, int64_t window,
-    int retry, enum admission *v, int64_t *wait)
+circuit_admit(struct circuit *c, int64_t until, const struct admit_ask *a,
+    enum admission *v, int64_t *wait)
 {
 	struct group_mark left = { 0, 0, 0 };
 	long holder = 0;
 	int64_t now;
 	enum circuit_step s;
-	int changed = 0, got;
+	int changed = 0, got = 0;
 
 	if ((s = begin_step(c, until)) != STEP_DONE)
 		return s;
 	now = realtime_now();
-	*v = ADMIT_GO;
-	*wait = 0;
-	if (budget != 0 && (rec.budget != budget || rec.window != window)) {
-		rec.budget = budget;
-		rec.window = window;
-		changed = 1;
+	if (breaker_wants_probe(&rec.b, now) &&
+	    (got = c->sh.probing ? 1 : take_probe(c)) == -1) {
+		(void)end_step(c, 0);
+		return STEP_FAILED;
 	}
-	if (rec.state == OPEN && now < rec.half_open_at) {
-		*v = ADMIT_WAIT;
-		*wait = rec.half_open_at - now;
-	} else if (rec.state != CLOSED) {
-		if ((got = c->sh.probing ? 1 : take_probe(c)) == -1) {
-			(void)end_step(c, changed);
-			return STEP_FAILED;
-		}
-		*v = got ? ADMIT_PROBE : ADMIT_WAIT;
-		if (got && !c->sh.probing && group_left_here(c)) {
-			left = rec.group;
-			holder = rec.probe;
-		}
-		c->sh.probing = got;
+	if (got && !c->sh.probing && group_left_here(c)) {
+		left = rec.group;
+		holder = rec.probe;
 	}
-	if (*v != ADMIT_WAIT && retry && budget != 0 &&
-	    (*wait = take_retry(budget, window, now, &changed)) != 0) {
-		*v = ADMIT_BUDGET;
-		if (c->sh.probing && drop_probe(c) == -1) {
-			(void)end_step(c, changed);
-			return STEP_FAILED;
-		}
+	c->sh.probing = got;
+	*v = breaker_admit(&rec.b, a, got, now, wait, &changed);
+	if (*v == ADMIT_BUDGET && c->sh.probing && drop_probe(c) == -1) {
+		(void)end_step(c, changed);
+		return STEP_FAILED;
 	}
-	if (*v == ADMIT_PROBE && (rec.state != HALF_OPEN ||
-	    rec.probe != (long)getpid())) {
-		rec.state = HALF_OPEN;
+	if (*v == ADMIT_PROBE && rec.probe != (long)getpid()) {
 		rec.probe = (long)getpid();
 		changed = 1;
 	}
@@ -901,67 +835,31 @@ circuit_probe_group(struct circuit *c, long pgid, int64_t until)
 }
 
 /*
- * Opens the circuit, for a cool-down that doubles with each opening in a
- * row, up to the larger of the cap and the first cool-down, with equal
- * jitter (u uniform in [0, 1)).
- */
-static void
-open_circuit(const struct breaker *b, double u, int64_t now)
-{
-	double cool = (double)b->cool, limit;
-	long k;
-
-	limit = (double)(b->cap > b->cool ? b->cap : b->cool);
-	rec.openings = count_up(rec.openings);
-	for (k = 1; k < rec.openings && cool < limit; k++)
-		cool *= 2;
-	if (cool > limit)
-		cool = limit;
-	cool = cool / 2 + u * cool / 2;
-	rec.state = OPEN;
-	rec.probe = 0;
-	/* now is below 2^62 (Unix ns) until 2116, cool within DUR_MAX. */
-	rec.half_open_at = now + (int64_t)cool;
-}
-
-/*
- * How an attempt ended.  Any success closes the circuit; a failure counts,
- * and opens it when it is the probe's, or the trip-th in a row.  The probe
- * is given up after the record says so, so that the runs it frees see it.
- * c->sh.turned says whether this end opened the circuit or closed it again.
+ * How an attempt ended, by breaker_result(); an end that opens or closes
+ * the circuit clears the probe's name.  The probe is given up after the
+ * record says so, so that the runs it frees see it.  c->sh.turned says
+ * whether this end opened the circuit or closed it again.
  */
 enum circuit_step
 circuit_result(struct circuit *c, int64_t until, int success,
     const struct breaker *b, double u)
 {
 	enum circuit_step s;
-	int changed = 1;
+	int changed = 0;
 
 	c->sh.turned = TURN_NONE;
 	if ((s = begin_step(c, until)) == STEP_DONE) {
-		if (success && rec.state == CLOSED && rec.failures == 0 &&
-		    rec.openings == 0 && (!c->sh.probing || rec.group.pgid == 0))
-			changed = 0;
-		else if (success) {
-			if (rec.state != CLOSED)
-				c->sh.turned = TURN_CLOSED;
-			rec.state = CLOSED;
-			rec.failures = rec.openings = 0;
+		c->sh.turned = breaker_result(&rec.b, b, success,
+		    c->sh.probing, u, realtime_now(), &changed);
+		if (success || c->sh.turned == TURN_OPENED)
 			rec.probe = 0;
-			rec.half_open_at = 0;
-		} else {
-			rec.failures = count_up(rec.failures);
-			if (c->sh.probing || (rec.state == CLOSED &&
-			    rec.failures >= b->trip)) {
-				open_circuit(b, u, realtime_now());
-				c->sh.turned = TURN_OPENED;
-				c->sh.failures = rec.failures;
-			}
-		}
+		if (c->sh.turned == TURN_OPENED)
+			c->sh.failures = rec.b.failures;
 		/* The probe's attempt has ended: its group is no one's to end. */
-		if (c->sh.probing) {
+		if (c->sh.probing && rec.group.pgid != 0) {
 			memset(&rec.group, 0, sizeof(rec.group));
 			rec.host[0] = '\0';
+			changed = 1;
 		}
 		s = end_step(c, changed);
 		if (s != STEP_DONE)
@@ -974,7 +872,7 @@ circuit_result(struct circuit *c, int64_t until, int success,
 
 /*
  * How the run ended (kind), kept with the last RUNS_MAX runs' for the
- * flake count of --circuit-status: the oldest goes when the line is full.
+ * flake count of --circuit-status.
  */
 enum circuit_step
 circuit_run_ended(struct circuit *c, int64_t until, enum run_kind kind)
@@ -983,12 +881,7 @@ circuit_run_ended(struct circuit *c, int64_t until, enum run_kind kind)
 
 	if ((s = begin_step(c, until)) != STEP_DONE)
 		return s;
-	if (rec.nruns == RUNS_MAX) {
-		memmove(rec.runs, rec.runs + 1, RUNS_MAX - 1);
-		rec.nruns--;
-	}
-	rec.runs[rec.nruns++] = (char)kind;
-	rec.runs[rec.nruns] = '\0';
+	breaker_run_ended(&rec.b, kind);
 	return end_step(c, 1);
 }
 
@@ -1036,7 +929,6 @@ enum circuit_step
 circuit_view(struct circuit *c, struct circuit_view *view)
 {
 	int64_t now = realtime_now();
-	size_t i;
 	int corrupt = 0;
 
 	memset(view, 0, sizeof(*view));
@@ -1045,18 +937,17 @@ circuit_view(struct circuit *c, struct circuit_view *view)
 	if (c->dir == -1)
 		memset(&rec, 0, sizeof(rec));
 	view->corrupt = c->dir != -1 && corrupt;
-	view->state = rec.state;
-	view->failures = rec.failures;
-	view->openings = rec.openings;
-	view->half_opens_in = rec.half_open_at - now;
-	view->probe = rec.state == HALF_OPEN ? probe_holder(c) : 0;
-	view->budget = rec.budget;
-	view->window = rec.window;
-	for (i = 0; i < rec.nretries; i++)
-		view->retries += rec.retries[i] > now - rec.window;
+	view->state = rec.b.state;
+	view->failures = rec.b.failures;
+	view->openings = rec.b.openings;
+	view->half_opens_in = rec.b.half_open_at - now;
+	view->probe = rec.b.state == HALF_OPEN ? probe_holder(c) : 0;
+	view->budget = rec.b.budget;
+	view->window = rec.b.window;
+	view->retries = breaker_retries_within(&rec.b, now);
 	view->found = c->dir != -1 && c->found;
 	view->place = c->dir_path;
-	memcpy(view->runs, rec.runs, sizeof(view->runs));
+	memcpy(view->runs, rec.b.runs, sizeof(view->runs));
 	return STEP_DONE;
 }
 

@@ -33,8 +33,8 @@ struct circuit {
 };
 
 int		 circuit_open(struct circuit *, const char *, int);
-enum circuit_step	 circuit_admit(struct circuit *, int64_t, long, int64_t,
-		    int, enum admission *, int64_t *);
+enum circuit_step	 circuit_admit(struct circuit *, int64_t,
+		    const struct admit_ask *, enum admission *, int64_t *);
 enum circuit_step	 circuit_probe_group(struct circuit *, long, int64_t);
 enum circuit_step	 circuit_result(struct circuit *, int64_t, int,
 		    const struct breaker *, double);

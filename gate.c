@@ -25,12 +25,12 @@ static int		 off;	/* the store failed, --store-fail open */
 /* ---- The two backends, one interface ------------------------------ */
 
 static enum circuit_step
-step_admit(int64_t until, long budget, int64_t window, int retry,
-    enum admission *v, int64_t *wait)
+step_admit(int64_t until, const struct admit_ask *a, enum admission *v,
+    int64_t *wait)
 {
 	if (on_store)
-		return store_admit(sh, until, budget, window, retry, v, wait);
-	return circuit_admit(&circuit, until, budget, window, retry, v, wait);
+		return store_admit(sh, until, a, v, wait);
+	return circuit_admit(&circuit, until, a, v, wait);
 }
 
 static enum circuit_step
@@ -248,14 +248,14 @@ struct gate
 gate_admit(const struct policy *p, int retrying, int64_t until,
     struct rng *aside)
 {
+	struct admit_ask a = { p->budget, p->budget_window, retrying };
 	struct gate g;
 	enum admission v;
 	int64_t wait;
 
 	if (p->circuit == NULL || off)
 		return go();
-	g = step_answer(p, step_admit(until, p->budget, p->budget_window,
-	    retrying, &v, &wait));
+	g = step_answer(p, step_admit(until, &a, &v, &wait));
 	say_taken_over(p);
 	if (g.kind != GATE_GO || g.store_failed != NULL)
 		return g;
@@ -405,26 +405,6 @@ gate_run_ended(const struct policy *p, enum run_kind kind, int64_t until)
 }
 
 /*
- * The runs that the record keeps, counted into the view, and the flake
- * rate: of the runs that passed, the share that needed a retry (-1 when
- * none passed).
- */
-static void
-count_runs(struct circuit_view *v)
-{
-	const char *r;
-
-	v->at_once = v->retried = v->failed = 0;
-	for (r = v->runs; *r != '\0'; r++) {
-		v->at_once += *r == RUN_AT_ONCE;
-		v->retried += *r == RUN_RETRIED;
-		v->failed += *r == RUN_FAILED;
-	}
-	v->flake_rate = v->at_once + v->retried == 0 ? -1 :
-	    (double)v->retried / (double)(v->at_once + v->retried);
-}
-
-/*
  * --circuit-status: the record, where it was read, and with --report the
  * same as JSON.  Exits as a run that met it would begin: 0 closed (no
  * record is a closed circuit), 75 open or half-open.
@@ -442,7 +422,7 @@ show_status(const struct policy *p)
 	if (step_view(&v) != STEP_DONE)
 		fatalx("%s", sh->err);
 	v.on_store = on_store;
-	count_runs(&v);
+	breaker_count_runs(&v);
 	status = v.state == CLOSED ? 0 : EXIT_TEMPFAIL;
 	if (v.corrupt)
 		warningx("circuit %s: the record is corrupt; the next run starts "

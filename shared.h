@@ -2,16 +2,19 @@
 /*
  * The boundary of the shared state of --circuit NAME: what a step of
  * either backend (the record in the state directory, circuit.c, or the
- * Redis store, store.c) answers, in the same words.  gate.c picks the
- * backend; neither backend knows the other or the gate.
+ * Redis store, store.c) answers, in the same words, and the rules that
+ * change the state (breaker.c).  gate.c picks the backend; neither
+ * backend knows the other or the gate.
  */
 #ifndef SHARED_H
 #define SHARED_H
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define BUDGET_MAX	1000	/* retries a window can count */
+#define COUNT_MAX	INT_MAX	/* a count in a row stops growing here */
 #define RESULT_GRACE_NS	INT64_C(100000000)	/* recording past the deadline */
 
 enum circuit_state { CLOSED, OPEN, HALF_OPEN };
@@ -56,6 +59,30 @@ enum run_kind {
 
 #define RUNS_MAX	100	/* runs the record keeps, the last ones */
 
+/*
+ * The state of a name that the rules read and change (breaker.c), as a
+ * backend loads and stores it.  Times are a backend's clock in ns.
+ */
+struct breaker_state {
+	enum circuit_state state;
+	long		 failures;	/* failed attempts in a row */
+	long		 openings;	/* openings in a row */
+	int64_t		 half_open_at;	/* while open */
+	long		 budget;	/* N of the last --budget */
+	int64_t		 window;	/* its window */
+	size_t		 nretries;
+	int64_t		 retries[BUDGET_MAX];	/* oldest first */
+	size_t		 nruns;
+	char		 runs[RUNS_MAX + 1];	/* p, r or f per run, oldest first */
+};
+
+/* What a run asks before an attempt. */
+struct admit_ask {
+	long		 budget;	/* --budget N, or 0 */
+	int64_t		 window;	/* its window */
+	int		 retry;		/* the attempt is a retry */
+};
+
 /* What --circuit-status shows. */
 struct circuit_view {
 	enum circuit_state state;
@@ -93,5 +120,14 @@ struct shared {
 	int		 end_error;	/* taken_from: why none was sent, or 0 */
 	char		 err[PATH_MAX + 128];	/* STEP_FAILED, STEP_STORE: why */
 };
+
+int		 breaker_wants_probe(const struct breaker_state *, int64_t);
+enum admission	 breaker_admit(struct breaker_state *,
+		    const struct admit_ask *, int, int64_t, int64_t *, int *);
+enum turn	 breaker_result(struct breaker_state *, const struct breaker *,
+		    int, int, double, int64_t, int *);
+void		 breaker_run_ended(struct breaker_state *, enum run_kind);
+long		 breaker_retries_within(const struct breaker_state *, int64_t);
+void		 breaker_count_runs(struct circuit_view *);
 
 #endif

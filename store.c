@@ -425,8 +425,8 @@ int_at(const struct reply *rep, size_t i, long long *v)
  * probe to a retry that must wait for the budget (see circuit_admit()).
  */
 enum circuit_step
-store_admit(struct shared *c, int64_t until, long budget, int64_t window,
-    int retry, enum admission *v, int64_t *wait)
+store_admit(struct shared *c, int64_t until, const struct admit_ask *a,
+    enum admission *v, int64_t *wait)
 {
 	struct store *s = &the_store;
 	char n[24], w[24], lease[24], member[48] = "";
@@ -436,10 +436,10 @@ store_admit(struct shared *c, int64_t until, long budget, int64_t window,
 	enum circuit_step st;
 	long long verdict, us, spent;
 
-	(void)snprintf(n, sizeof(n), "%ld", budget);
-	(void)snprintf(w, sizeof(w), "%lld", (long long)(window / 1000));
+	(void)snprintf(n, sizeof(n), "%ld", a->budget);
+	(void)snprintf(w, sizeof(w), "%lld", (long long)(a->window / 1000));
 	(void)snprintf(lease, sizeof(lease), "%d", STORE_LEASE_MS);
-	if (retry)
+	if (a->retry)
 		(void)snprintf(member, sizeof(member), "%.16s:%lu", s->token,
 		    ++s->retries);
 	if ((st = step(c, until, 1, 8, args, &rep)) != STEP_DONE)
@@ -447,7 +447,7 @@ store_admit(struct shared *c, int64_t until, long budget, int64_t window,
 	if (!array_of(rep, 3) || int_at(rep, 0, &verdict) == -1 ||
 	    int_at(rep, 1, &us) == -1 || int_at(rep, 2, &spent) == -1 ||
 	    verdict < 0 || verdict > 2 || spent < 0 ||
-	    (spent > 0 && (!retry || verdict != 0)))
+	    (spent > 0 && (!a->retry || verdict != 0)))
 		return unexpected(c);
 	*v = verdict == 0 ? ADMIT_GO : verdict == 1 ? ADMIT_PROBE : ADMIT_WAIT;
 	*wait = *v == ADMIT_WAIT && us > 0 ? ns(us) : 0;

@@ -17,8 +17,8 @@
 
 void		 store_open(struct shared *, const struct store_url *,
 		    int64_t);
-enum circuit_step	 store_admit(struct shared *, int64_t, long, int64_t,
-		    int, enum admission *, int64_t *);
+enum circuit_step	 store_admit(struct shared *, int64_t,
+		    const struct admit_ask *, enum admission *, int64_t *);
 enum circuit_step	 store_result(struct shared *, int64_t, int,
 		    const struct breaker *, double);
 enum circuit_step	 store_run_ended(struct shared *, int64_t,
