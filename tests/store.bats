@@ -895,3 +895,54 @@ retry: circuit tr is closed again"
 	[ "$output" = "" ]
 	[[ $stderr == "retry: store redis://127.0.0.1:9: "* ]]
 }
+
+# --- one set of rules, two backends ---------------------------------------------
+
+# scripted WHERE: one series of runs against a circuit d kept in the file
+# record of host A (WHERE=file) or on the store (WHERE=store); each run's
+# status and stderr, then the status of d without its times and place.
+scripted() {
+	local where=$1 i st
+	local -a runs=(
+		"-n3 -b 1ms -j none --trip 5 --budget 4/1m false"
+		"-n1 --trip 5 --budget 4/1m true"
+		"-n4 -b 1ms -j none --trip 2 --cool 1ms --budget 4/1m -D 2s false"
+		"-n1 --trip 2 --cool 1ms --budget 4/1m true"
+		"-n3 -b 1ms -j none --trip 1 --cool 1ms --budget 2/1m -D 2s false"
+	)
+	for i in "${!runs[@]}"; do
+		st=0
+		# shellcheck disable=SC2086 # the run's words
+		if [ "$where" = store ]; then
+			on A "$RETRY" --circuit d --store "$STORE" ${runs[i]} \
+			    2>&1 || st=$?
+		else
+			on A "$RETRY" --circuit d ${runs[i]} 2>&1 || st=$?
+		fi
+		echo "run $i: $st"
+		sleep 0.005	# past the 1 ms cool-downs: the next run probes
+	done
+	st=0
+	if [ "$where" = store ]; then
+		on A "$RETRY" --circuit-status d --store "$STORE" >status || st=$?
+	else
+		on A "$RETRY" --circuit-status d >status || st=$?
+	fi
+	echo "status: $st"
+	sed -e 's/half-opens .*/half-opens (when)/' -e '/^record:/d' status
+}
+
+@test "the same runs leave the same circuit in the file record and on the store: one set of rules" {
+	scripted file >file.out
+	scripted store >store.out
+	diff file.out store.out
+	# It says something: the circuit opened, was probed, closed, counted.
+	grep -qx 'retry: circuit d opened after 2 failures in a row' file.out
+	grep -qx 'retry: circuit d is half-open; this run probes it' file.out
+	grep -qx 'retry: circuit d opened after 3 failures in a row' file.out
+	grep -qx 'retry: circuit d is closed again' file.out
+	grep -qx 'retry: the retry budget of circuit d stays spent past the deadline; giving up' file.out
+	grep -qx 'runs:      5 of the last 100: 2 passed at once, 0 after retries, 3 failed' file.out
+	grep -qx 'retries:   4 in the last 60.000s (budget 2)' file.out
+	[ "$(grep -c '^run [0-9]: ' file.out)" -eq 5 ]
+}
