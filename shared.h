@@ -129,5 +129,6 @@ enum turn	 breaker_result(struct breaker_state *, const struct breaker *,
 void		 breaker_run_ended(struct breaker_state *, enum run_kind);
 long		 breaker_retries_within(const struct breaker_state *, int64_t);
 void		 breaker_count_runs(struct circuit_view *);
+size_t		 breaker_lua(char *, size_t);
 
 #endif

@@ -31,13 +31,20 @@
  * The keys of NAME: retry:{NAME}:state (a hash: s the state, 0 closed, 1
  * open, 2 half-open; f failures and o openings in a row; h when it
  * half-opens; b and w the last budget; p, n and t the probe's process,
- * host and token; r the last runs' letters, oldest first, since 0.3), retry:{NAME}:probe (the probe's lease: its token, with
- * a PX expiry) and retry:{NAME}:retries (a sorted set of retry times).
- * One hash tag: a Redis Cluster keeps them in one slot.  Times are the
- * server's, in microseconds; ARGV[1] names the step.  Lines of their own,
- * as one string literal may not be longer than 4095 bytes in C99.
+ * host and token; r the last runs' letters, oldest first, since 0.3),
+ * retry:{NAME}:probe (the probe's lease: its token, with a PX expiry) and
+ * retry:{NAME}:retries (a sorted set of retry times).  One hash tag: a
+ * Redis Cluster keeps them in one slot.  Times are the server's, in
+ * microseconds; ARGV[1] names the step.
+ *
+ * The script knows no rule of the breaker or the budget: the rules are
+ * breaker.c's, written out as Lua (breaker_lua()) between the two halves
+ * below.  These only load the hash into the rules' fields, hand the
+ * rules the retries as a list (the sorted set), store what changed, and
+ * keep the probe's lease.  Lines of their own, as one string literal may
+ * not be longer than 4095 bytes in C99.
  */
-static const char *const script_lines[] = {
+static const char *const script_head[] = {
 	"if redis.replicate_commands then redis.replicate_commands() end",
 	"local t = redis.call('TIME')",
 	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])",
@@ -52,76 +59,78 @@ static const char *const script_lines[] = {
 	"  local v = redis.call('HMGET', S, 's', 'f', 'o', 'h', 'b', 'w', 't')",
 	"  return {s = int(v[1], 2), f = int(v[2], MAX), o = int(v[3], MAX),",
 	"    h = tonumber(v[4]) or 0, b = int(v[5], 1000),",
-	"    w = tonumber(v[6]) or 0, t = v[7]}",
+	"    w = tonumber(v[6]) or 0}, v[7]",
 	"end",
-	"local function take(n, w, member)",
-	"  redis.call('ZREMRANGEBYSCORE', R, '-inf', fmt(now - w))",
-	"  local count = redis.call('ZCARD', R)",
-	"  if count < n then",
-	"    local last = redis.call('ZRANGE', R, -1, -1, 'WITHSCORES')",
-	"    local at = math.max(now, tonumber(last[2]) or 0)",
-	"    redis.call('ZADD', R, fmt(at), member)",
-	"    redis.call('PEXPIRE', R, fmt(math.ceil(w / 1000) + 1000))",
-	"    return 0",
-	"  end",
-	"  local e = redis.call('ZRANGE', R, count - n, count - n, 'WITHSCORES')",
-	"  return math.max(tonumber(e[2]) + w - now, 1)",
+	"local function copy(st)",
+	"  local c = {}",
+	"  for k, v in pairs(st) do c[k] = v end",
+	"  return c",
 	"end",
-	"local step = {}",
-	"function step.admit()",
-	"  local r, b, w, me = get(), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]",
-	"  if b ~= 0 and (r.b ~= b or r.w ~= w) then",
-	"    redis.call('HSET', S, 'b', fmt(b), 'w', fmt(w))",
+	"local function put(st, was)",
+	"  local a = {}",
+	"  for _, k in ipairs({'s', 'f', 'o', 'h', 'b', 'w'}) do",
+	"    if st[k] ~= was[k] then a[#a + 1] = k; a[#a + 1] = fmt(st[k]) end",
 	"  end",
-	"  if r.s == 1 and now < r.h then return {2, r.h - now, 0} end",
-	"  local holder = r.s ~= 0 and redis.call('GET', P)",
-	"  if holder and holder ~= me then return {2, 0, 0} end",
-	"  local spent = 0",
-	"  if b ~= 0 and ARGV[8] ~= '' then spent = take(b, w, ARGV[8]) end",
-	"  if spent > 0 then",
-	"    if holder == me then redis.call('DEL', P) end",
-	"    return {0, 0, spent}",
-	"  end",
-	"  if r.s == 0 then return {0, 0, 0} end",
-	"  redis.call('SET', P, me, 'PX', ARGV[5])",
-	"  if r.s ~= 2 or r.t ~= me then",
-	"    redis.call('HSET', S, 's', '2', 'p', ARGV[6], 'n', ARGV[7], 't', me)",
-	"  end",
-	"  return {1, 0, 0}",
+	"  if #a > 0 then redis.call('HSET', S, unpack(a)) end",
+	"  return #a > 0",
 	"end",
-	"function step.result()",
-	"  local r, me = get(), ARGV[7]",
-	"  local holder = redis.call('GET', P)",
-	"  local probing = holder == me or (not holder and r.s == 2 and r.t == me)",
-	"  local turn, f = 0, 0",
-	"  if ARGV[2] == '1' then",
-	"    if r.s ~= 0 then turn = 2 end",
-	"    if r.s ~= 0 or r.f ~= 0 or r.o ~= 0 then",
-	"      redis.call('HSET', S, 's', '0', 'f', '0', 'o', '0', 'h', '0')",
-	"      redis.call('HDEL', S, 'p', 'n', 't')",
-	"    end",
-	"  else",
-	"    f = math.min(r.f + 1, MAX)",
-	"    if probing or (r.s == 0 and f >= tonumber(ARGV[3])) then",
-	"      turn = 1",
-	"      local cool, o = tonumber(ARGV[4]), math.min(r.o + 1, MAX)",
-	"      local limit, c, k = math.max(tonumber(ARGV[5]), cool), cool, 1",
-	"      while k < o and c < limit do c, k = c * 2, k + 1 end",
-	"      c = math.min(c, limit)",
-	"      c = c / 2 + tonumber(ARGV[6]) * c / 2",
-	"      redis.call('HSET', S, 's', '1', 'f', fmt(f), 'o', fmt(o),",
-	"        'h', fmt(now + math.floor(c)))",
-	"      redis.call('HDEL', S, 'p', 'n', 't')",
-	"    else",
-	"      redis.call('HSET', S, 'f', fmt(f))",
-	"    end",
-	"  end",
-	"  if holder == me then redis.call('DEL', P) end",
-	"  return {turn, f}",
+	"local L, member, window = {}, '', 0",
+	"function L.prune(x) redis.call('ZREMRANGEBYSCORE', R, '-inf', fmt(x)) end",
+	"function L.count() return redis.call('ZCARD', R) end",
+	"local function at(k)",
+	"  return tonumber(redis.call('ZRANGE', R, k, k, 'WITHSCORES')[2]) or 0",
 	"end",
-	"function step.ended()",
+	"function L.nth(k) return at(k) end",
+	"function L.last() return at(-1) end",
+	"function L.add(x)",
+	"  redis.call('ZADD', R, fmt(x), member)",
+	"  redis.call('PEXPIRE', R, fmt(math.ceil(window / 1000) + 1000))",
+	"end",
+	"function L.append()",
 	"  local runs = (redis.call('HGET', S, 'r') or '') .. ARGV[2]",
 	"  redis.call('HSET', S, 'r', string.sub(runs, -tonumber(ARGV[3])))",
+	"end",
+};
+
+static const char *const script_tail[] = {
+	"local step = {}",
+	"function step.admit()",
+	"  local st, token = get()",
+	"  local was, me = copy(st), ARGV[4]",
+	"  local i = {now = now, n = tonumber(ARGV[2]), window = tonumber(ARGV[3]),",
+	"    retry = ARGV[8] ~= ''}",
+	"  member, window = ARGV[8], i.window",
+	"  local holder = rule.wants(st, i, L) and redis.call('GET', P)",
+	"  i.got = rule.wants(st, i, L) and (not holder or holder == me)",
+	"  local v, wait = rule.admit(st, i, L)",
+	"  put(st, was)",
+	"  if v == 1 then",
+	"    redis.call('SET', P, me, 'PX', ARGV[5])",
+	"    if was.s ~= 2 or token ~= me then",
+	"      redis.call('HSET', S, 'p', ARGV[6], 'n', ARGV[7], 't', me)",
+	"    end",
+	"  elseif v == 3 and holder == me then",
+	"    redis.call('DEL', P)",
+	"  end",
+	"  return {v, wait}",
+	"end",
+	"function step.result()",
+	"  local st, token = get()",
+	"  local was, me = copy(st), ARGV[7]",
+	"  local holder = redis.call('GET', P)",
+	"  local i = {now = now, success = ARGV[2] == '1',",
+	"    probing = holder == me or (not holder and st.s == 2 and token == me),",
+	"    trip = tonumber(ARGV[3]), cool = tonumber(ARGV[4]),",
+	"    cap = tonumber(ARGV[5]), u = tonumber(ARGV[6])}",
+	"  local turn = rule.result(st, i, L)",
+	"  if put(st, was) and (i.success or turn == 1) then",
+	"    redis.call('HDEL', S, 'p', 'n', 't')",
+	"  end",
+	"  if holder == me then redis.call('DEL', P) end",
+	"  return {turn, st.f}",
+	"end",
+	"function step.ended()",
+	"  rule.ended(get(), {}, L)",
 	"  return 1",
 	"end",
 	"function step.renew()",
@@ -130,8 +139,8 @@ static const char *const script_lines[] = {
 	"    redis.call('PEXPIRE', P, ARGV[3])",
 	"    return 1",
 	"  end",
-	"  local r = get()",
-	"  if holder or r.s ~= 2 or r.t ~= me then return 0 end",
+	"  local st, token = get()",
+	"  if holder or st.s ~= 2 or token ~= me then return 0 end",
 	"  redis.call('SET', P, me, 'PX', ARGV[3])",
 	"  return 1",
 	"end",
@@ -417,12 +426,11 @@ int_at(const struct reply *rep, size_t i, long long *v)
 
 /*
  * See circuit_admit().  A retry is a member of the budget's set of its
- * own ("" for none): the reply's third element is the wait for the
- * budget, 0 when the retry was taken.  The script never asks a first
- * attempt to wait for the budget, which holds back retries only: a reply
- * that does is not the script's, and a run that followed it would end
- * with no attempt run, as if it had succeeded.  Nor does it give the
- * probe to a retry that must wait for the budget (see circuit_admit()).
+ * own ("" for none).  The reply is the rules' answer and the wait, in
+ * µs.  The rules never ask a first attempt to wait for the budget, which
+ * holds back retries only: a reply that does is not the script's, and a
+ * run that followed it would end with no attempt run, as if it had
+ * succeeded.
  */
 enum circuit_step
 store_admit(struct shared *c, int64_t until, const struct admit_ask *a,
@@ -434,7 +442,7 @@ store_admit(struct shared *c, int64_t until, const struct admit_ask *a,
 	    member };
 	const struct reply *rep;
 	enum circuit_step st;
-	long long verdict, us, spent;
+	long long verdict, us;
 
 	(void)snprintf(n, sizeof(n), "%ld", a->budget);
 	(void)snprintf(w, sizeof(w), "%lld", (long long)(a->window / 1000));
@@ -444,18 +452,14 @@ store_admit(struct shared *c, int64_t until, const struct admit_ask *a,
 		    ++s->retries);
 	if ((st = step(c, until, 1, 8, args, &rep)) != STEP_DONE)
 		return st;
-	if (!array_of(rep, 3) || int_at(rep, 0, &verdict) == -1 ||
-	    int_at(rep, 1, &us) == -1 || int_at(rep, 2, &spent) == -1 ||
-	    verdict < 0 || verdict > 2 || spent < 0 ||
-	    (spent > 0 && (!a->retry || verdict != 0)))
+	if (!array_of(rep, 2) || int_at(rep, 0, &verdict) == -1 ||
+	    int_at(rep, 1, &us) == -1 || verdict < 0 || verdict > 3 ||
+	    us < 0 || (verdict == 3 && (!a->retry || us == 0)))
 		return unexpected(c);
-	*v = verdict == 0 ? ADMIT_GO : verdict == 1 ? ADMIT_PROBE : ADMIT_WAIT;
-	*wait = *v == ADMIT_WAIT && us > 0 ? ns(us) : 0;
+	/* The rules answer in enum admission's order (breaker.c). */
+	*v = (enum admission)verdict;
+	*wait = *v == ADMIT_WAIT || *v == ADMIT_BUDGET ? ns(us) : 0;
 	c->probing = *v == ADMIT_PROBE;
-	if (*v != ADMIT_WAIT && spent > 0) {
-		*v = ADMIT_BUDGET;
-		*wait = ns(spent);
-	}
 	return STEP_DONE;
 }
 
@@ -673,6 +677,21 @@ store_list(struct shared *c, struct names *names)
 
 /* ---- Opening ---------------------------------------------------------- */
 
+#define NHEAD	(sizeof(script_head) / sizeof(script_head[0]))
+#define NTAIL	(sizeof(script_tail) / sizeof(script_tail[0]))
+
+/* The n lines at line after the len bytes of the script, each ended. */
+static size_t
+add_lines(char *script, size_t len, const char *const line[], size_t n)
+{
+	size_t i, size = sizeof(the_store.script);
+
+	for (i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(script + len, size - len, "%s\n",
+		    line[i]);
+	return len < size ? len : size - 1;
+}
+
 /*
  * The store of c, at u, each step bounded by timeout: nothing is sent
  * yet; the first step connects.  The password is the URL's, else
@@ -683,7 +702,7 @@ store_open(struct shared *c, const struct store_url *u, int64_t timeout)
 {
 	struct store *s = &the_store;
 	const char *auth = getenv("REDISCLI_AUTH");
-	size_t i, len = 0;
+	size_t len;
 
 	memset(s, 0, sizeof(*s));
 	s->url = u;
@@ -705,9 +724,8 @@ store_open(struct shared *c, const struct store_url *u, int64_t timeout)
 	if (gethostname(s->host, sizeof(s->host) - 1) == -1)
 		(void)snprintf(s->host, sizeof(s->host), "unknown");
 	/* It fits: the tests run it. */
-	for (i = 0; i < sizeof(script_lines) / sizeof(script_lines[0]) &&
-	    len < sizeof(s->script); i++)
-		len += (size_t)snprintf(s->script + len, sizeof(s->script) - len,
-		    "%s\n", script_lines[i]);
+	len = add_lines(s->script, 0, script_head, NHEAD);
+	len += breaker_lua(s->script + len, sizeof(s->script) - len);
+	len = add_lines(s->script, len, script_tail, NTAIL);
 	sha1_hex(s->script, len, s->sha);
 }

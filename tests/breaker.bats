@@ -96,7 +96,7 @@ rules() {
 
 @test "counts in a row stop at 2147483647" {
 	rules <<-'EOF'
-	open failures=2147483647 half-open-at=9 | result now=0 failure | none changed: open failures=2147483647 openings=0 half-open-at=9
+	open failures=2147483647 half-open-at=9 | result now=0 failure | none unchanged: open failures=2147483647 openings=0 half-open-at=9
 	half-open failures=1 openings=2147483647 | result now=0 failure probing cool=10 cap=10 | opened changed: open failures=2 openings=2147483647 half-open-at=5
 	EOF
 }

@@ -599,7 +599,7 @@ fake() {
 }
 
 @test "a reply outside the script's contract is a store failure: a first attempt told to wait for the budget runs, or ends 75, never 0 with nothing run" {
-	fake $'*3\r\n:0\r\n:0\r\n:5000\r\n'
+	fake $'*2\r\n:3\r\n:5000\r\n'
 	run -0 --separate-stderr "$RETRY" -n3 -D 2s --circuit fk --store "$FAKE" \
 	    touch ran
 	expect_stderr "retry: store $FAKE: an unexpected reply; going on without circuit fk"
