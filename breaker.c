@@ -26,16 +26,17 @@
  *   E: a number, a field (s f o h b w), an input, a let's name,
  *      (+ - * / min max E E), (floor E), (pow2 E), (? C E E),
  *      (== ~= < <= > >= E E), (and C C), (or C C), (not C),
- *      (count), (nth E), (last)
+ *      (count), (nth E), (last), (since E)
  *
  * s is 0 closed, 1 open, 2 half-open; f, o the failures and openings in
  * a row; h when it half-opens; b, w the last --budget.  The retries are a
  * list, oldest first: prune drops those at or before E, count, nth (from
- * 0, oldest first) and last (0 when none) read it, add puts a time at its
- * end.  append keeps the run's letter with the last RUNS_MAX.  Times and
- * durations are in the caller's unit (ns for the record, µs for the
- * store).  Answers: admit 0 go, 1 probe, 2 wait, 3 budget, with the wait;
- * result 0 nothing, 1 opened, 2 closed again.
+ * 0, oldest first), last (0 when none) and since (how many are after E)
+ * read it, add puts a time at its end.  append keeps the run's letter
+ * with the last RUNS_MAX.  Times and durations are in the caller's unit
+ * (ns for the record, µs for the store).  Answers: admit 0 go, 1 probe,
+ * 2 wait, 3 budget, with the wait; result 0 nothing, 1 opened, 2 closed
+ * again; within the retries in the last window.
  */
 static const char *const rule_text[] = {
 	/* Open and due, or half-open: the one attempt that may start probes. */
@@ -88,9 +89,11 @@ static const char *const rule_text[] = {
 	"    (return 0))))",
 	/* How a run ended, kept with the last RUNS_MAX runs'. */
 	"(ended (append))",
+	/* The retries within the last window, for --circuit-status. */
+	"(within (return (? (> w 0) (since (- now w)) 0)))",
 };
 
-/* ---- The names ------------------------------------------------------------ */
+/* ---- The names --------------------------------------------------------- */
 
 enum name_kind { FIELD, INPUT, FLAG, LOCAL };
 
@@ -111,6 +114,11 @@ static const struct {
 #define NFIELDS	6
 
 /* ---- Reading the text ---------------------------------------------------- */
+
+/*
+ * The readers below recurse, one level per parenthesis: the text is this
+ * file's own, a few levels deep, so no input can make the stack grow.
+ */
 
 #define NODES_MAX	512
 
@@ -184,7 +192,7 @@ atom(const char *w, struct node *nd)
 
 /* "(HEAD X ...)" at *p into a node; its elements go to kids[]. */
 static int
-parse_list(const char **p, struct node *nd)
+parse_list(const char **p, struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
 	size_t at[16], n = 0, k;
 
@@ -208,7 +216,7 @@ parse_list(const char **p, struct node *nd)
 
 /* One node at *p, its index into *at. */
 static int
-parse(const char **p, size_t *at)
+parse(const char **p, size_t *at)	/* NOLINT(misc-no-recursion) */
 {
 	char w[16];
 
@@ -249,7 +257,7 @@ is_condition(const struct node *nd)
 
 /* Every condition of the tree at nd is one (and, or, not, if, ?). */
 static int
-conditions_hold(const struct node *nd)
+conditions_hold(const struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
 	size_t i, conds = 0;
 
@@ -336,24 +344,30 @@ static double
 pow2(double x)
 {
 	double p = 1;
-	double k;
+	long k;
 
-	for (k = 0; k < x && p <= DBL_MAX; k++)
+	for (k = 0; (double)k < x && p <= DBL_MAX; k++)
 		p *= 2;
 	return p;
 }
 
 static double
-list_op(struct run *r, const struct node *nd)
+list_op(struct run *r, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
 	struct breaker_state *s = r->s;
-	double x = nd->n > 0 ? eval(r, kid(nd, 0)) : 0;
+	double x = nd->n > 0 ? eval(r, kid(nd, 0)) : 0, n = 0;
+	size_t i;
 
 	if (strcmp(nd->word, "count") == 0)
 		return (double)s->nretries;
 	if (strcmp(nd->word, "nth") == 0)
 		return x >= 0 && x < (double)s->nretries ?
 		    (double)s->retries[(size_t)x] : 0;
+	if (strcmp(nd->word, "since") == 0) {
+		for (i = 0; i < s->nretries; i++)
+			n += (double)s->retries[i] > x;
+		return n;
+	}
 	/* last */
 	return s->nretries > 0 ? (double)s->retries[s->nretries - 1] : 0;
 }
@@ -393,7 +407,7 @@ compare(const char *op, double a, double b)
 }
 
 static double
-eval(struct run *r, const struct node *nd)
+eval(struct run *r, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
 	const char *w = nd->word;
 
@@ -414,7 +428,7 @@ eval(struct run *r, const struct node *nd)
 	if (strcmp(w, "pow2") == 0)
 		return pow2(eval(r, kid(nd, 0)));
 	if (strcmp(w, "count") == 0 || strcmp(w, "nth") == 0 ||
-	    strcmp(w, "last") == 0)
+	    strcmp(w, "last") == 0 || strcmp(w, "since") == 0)
 		return list_op(r, nd);
 	if (strchr("=~<>", w[0]) != NULL)
 		return compare(w, eval(r, kid(nd, 0)), eval(r, kid(nd, 1)));
@@ -462,7 +476,7 @@ append(struct run *r)
 }
 
 static void
-exec(struct run *r, const struct node *nd)
+exec(struct run *r, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
 	const char *w = nd->word;
 	size_t i;
@@ -590,7 +604,7 @@ lua_name(struct lua *l, size_t name)
 
 /* (OP A B) as (A OP B), or f(A, B) for the ops that Lua calls. */
 static void
-lua_call(struct lua *l, const struct node *nd)
+lua_call(struct lua *l, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
 	static const struct {
 		const char *op, *lua;
@@ -598,6 +612,7 @@ lua_call(struct lua *l, const struct node *nd)
 		{ "min", "math.min(" }, { "max", "math.max(" },
 		{ "floor", "math.floor(" }, { "pow2", "math.pow(2, " },
 		{ "count", "L.count(" }, { "nth", "L.nth(" }, { "last", "L.last(" },
+		{ "since", "L.since(" },
 	};
 	size_t i, k;
 
@@ -633,7 +648,7 @@ lua_call(struct lua *l, const struct node *nd)
 }
 
 static void
-lua_expr(struct lua *l, const struct node *nd)
+lua_expr(struct lua *l, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
 	char num[32];
 
@@ -647,7 +662,7 @@ lua_expr(struct lua *l, const struct node *nd)
 }
 
 static void
-lua_stmt(struct lua *l, const struct node *nd)
+lua_stmt(struct lua *l, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
 	const char *w = nd->word;
 	size_t i;
@@ -786,16 +801,17 @@ breaker_run_ended(struct breaker_state *s, enum run_kind kind)
 	run_program(&r, "ended");
 }
 
-/* The retries of the budget within the window that ends now. */
+/* The retries of the budget within the window that ends now: "within". */
 long
 breaker_retries_within(const struct breaker_state *s, int64_t now)
 {
-	long n = 0;
-	size_t i;
+	struct breaker_state copy = *s;
+	struct run r;
 
-	for (i = 0; i < s->nretries; i++)
-		n += s->retries[i] > now - s->window;
-	return n;
+	load_fields(&r, &copy);
+	r.v[slot("now")] = (double)now;
+	run_program(&r, "within");
+	return (long)r.answer[0];
 }
 
 /*
