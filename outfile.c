@@ -327,18 +327,28 @@ outfile_open(struct outfile *of, mode_t mode)
 
 /*
  * After outfile_open() of a file that is replaced: the file that is
- * there now, to read (its owner and kind are the caller's to check), or
- * -1.  Nothing there can hold retry: O_NONBLOCK, O_NOFOLLOW.
+ * there now, to read, when it is a regular file of the user's
+ * (path_own_file(); another's is not retry's to believe); else -1.
+ * Nothing there can hold retry: O_NONBLOCK, O_NOFOLLOW.
  */
 int
 outfile_previous(const struct outfile *of)
 {
+	struct stat st;
+	int fd;
+
 	if (of->dir == -1) {
 		errno = EBADF;
 		return -1;
 	}
-	return openat(of->dir, of->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC);
+	if ((fd = openat(of->dir, of->name, O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC)) == -1)
+		return -1;
+	if (path_own_file(fd, 0, &st) == WALK_OK)
+		return fd;
+	(void)close(fd);	/* read only: nothing to lose */
+	errno = EPERM;
+	return -1;
 }
 
 /*
