@@ -23,6 +23,7 @@
 #include "../../shared.h"
 
 /* The rules, compiled in whole: one source file, as every helper here. */
+/* NOLINTNEXTLINE(bugprone-suspicious-include) */
 #include "../../breaker.c"
 
 static const char *const state_names[] = { "closed", "open", "half-open" };
