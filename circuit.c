@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The record of a circuit: a small text file per NAME in the state
- * directory.  The directory is reached from / one component at a time,
- * following no symbolic link, through directories that only root or the
- * user can change; a record is opened by its name relative to it, replaced
- * whole under a lock on a file of its own (in place by one write when it
- * fits in a page, else by rename(2)), and never written over when it is
- * not a record.
+ * directory.  The directory is reached from / one component at a time
+ * (path.c), following no symbolic link, through directories that only root
+ * or the user can change; a record is opened by its name relative to it,
+ * replaced whole under a lock on a file of its own (in place by one write
+ * when it fits in a page, else by rename(2)), and never written over when
+ * it is not a record.
  */
 #include "compat.h"	/* first: the feature macros */
 

@@ -173,8 +173,9 @@ int	 spool_drop(void);
 #define WALK_TO_DIR	0x01	/* to a directory, opened to read; else to
 				   a file, which need not be there yet */
 #define WALK_MAKE	0x02	/* directories missing are made, 0700 */
-#define WALK_NO_LINKS	0x04	/* no symbolic link is followed; else only
-				   as protected_symlinks would, and less */
+#define WALK_NO_LINKS	0x04	/* no symbolic link is followed; else one
+				   is only where protected_symlinks would
+				   and not in its owner's own directory */
 #define WALK_TRUSTED	0x08	/* each directory root's or the user's, that
 				   no one else may write unless it is
 				   sticky; no ".."; give a path from / */
@@ -211,7 +212,7 @@ struct path_walk {
 	size_t		 len;		/* the path's bytes up to the name, as
 					   given; 0 past a link */
 	char		 at[PATH_MAX];	/* the path up to the name, as walked */
-	uid_t		 owner;		/* WALK_LINK_REFUSED: the link's owner */
+	uid_t		 owner;		/* WALK_LINK_REFUSED: whose link */
 	struct stat	 where;		/* and its directory's status */
 };
 

@@ -221,7 +221,8 @@ is_last(const char *rest, int dots)
 		rest += strspn(rest, "/");
 		if (*rest == '\0')
 			return 1;
-		if (!dots || rest[0] != '.' || (rest[1] != '/' && rest[1] != '\0'))
+		if (!dots || rest[0] != '.' ||
+		    (rest[1] != '/' && rest[1] != '\0'))
 			return 0;
 		rest++;
 	}
@@ -273,7 +274,7 @@ static int
 arrive(struct path_walk *w, const char *name)
 {
 	if (S_ISDIR(w->st.st_mode))
-		return fault(w, WALK_ERRNO, EISDIR);	/* also through a link */
+		return fault(w, WALK_ERRNO, EISDIR);	/* through a link too */
 	(void)snprintf(w->name, sizeof(w->name), "%s", name);
 	return 0;
 }
@@ -385,7 +386,7 @@ walk(struct path_walk *w, struct walking *k, const char *path)
 		}
 		if (strlen(name) > NAME_MAX)
 			return fault(w, WALK_ERRNO, ENAMETOOLONG);
-		/* Vouched for on the way down: ".." would go back up. */
+		/* WALK_TRUSTED vouches for the way down: ".." leaves it. */
 		if ((k->rules & WALK_TRUSTED) != 0 && strcmp(name, "..") == 0)
 			return fault(w, WALK_DOTDOT, EINVAL);
 		if ((found = look_up(w, k, name, last)) == -1)
