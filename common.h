@@ -207,7 +207,8 @@ struct path_walk {
 					   descriptor: open it following */
 	/* Where a walk stopped, and why, for the caller's words: */
 	enum walk_fault	 fault;
-	int		 err;		/* an errno, whatever the fault */
+	int		 err;		/* an errno, whatever the fault (EPERM:
+					   a rule of the walk refused) */
 	int		 last;		/* at the path's last name */
 	size_t		 len;		/* the path's bytes up to the name, as
 					   given; 0 past a link */

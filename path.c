@@ -46,7 +46,10 @@ struct walking {
 	int	 rules;			/* WALK_* */
 };
 
-/* Stops the walk at the name it is at: why, and an errno to go with it. */
+/*
+ * Stops the walk at the name it is at: why, and an errno to go with it,
+ * the system's, or EPERM where a rule of the walk refuses.
+ */
 static int
 fault(struct path_walk *w, enum walk_fault f, int e)
 {
@@ -294,9 +297,9 @@ follow(struct path_walk *w, struct walking *k, const char *name,
 	ssize_t n;
 
 	if ((k->rules & WALK_NO_LINKS) != 0)
-		return fault(w, WALK_LINK, ELOOP);
+		return fault(w, WALK_LINK, EPERM);
 	if (++k->links > WALK_LINKS_MAX)
-		return fault(w, WALK_TOO_MANY_LINKS, ELOOP);
+		return fault(w, WALK_TOO_MANY_LINKS, EPERM);
 	if (may_follow(w, &w->st) == -1)
 		return -1;
 	if (last && (k->rules & WALK_TO_DIR) == 0 && descriptors(k->shown)) {
@@ -335,7 +338,7 @@ enter(struct path_walk *w, struct walking *k, const char *name, int last)
 		e = errno;
 		if ((k->rules & WALK_NO_LINKS) != 0 && fstatat(w->dir, name,
 		    &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-			return fault(w, WALK_LINK, ELOOP);
+			return fault(w, WALK_LINK, EPERM);
 		return fault(w, WALK_ERRNO, e);
 	}
 	if (close(w->dir) == -1) {
@@ -388,7 +391,7 @@ walk(struct path_walk *w, struct walking *k, const char *path)
 			return fault(w, WALK_ERRNO, ENAMETOOLONG);
 		/* WALK_TRUSTED vouches for the way down: ".." leaves it. */
 		if ((k->rules & WALK_TRUSTED) != 0 && strcmp(name, "..") == 0)
-			return fault(w, WALK_DOTDOT, EINVAL);
+			return fault(w, WALK_DOTDOT, EPERM);
 		if ((found = look_up(w, k, name, last)) == -1)
 			return -1;
 		if (found == 0 && (!last || to_dir))
