@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The record of a circuit: a small text file per NAME in the state
- * directory.  The directory is reached from / one component at a time,
- * following no symbolic link, through directories that only root or the
- * user can change; a record is opened by its name relative to it, replaced
- * whole under a lock on a file of its own (in place by one write when it
- * fits in a page, else by rename(2)), and never written over when it is
- * not a record.
+ * directory.  The directory is reached from / one component at a time
+ * (path.c), following no symbolic link, through directories that only root
+ * or the user can change; a record is opened by its name relative to it,
+ * replaced whole under a lock on a file of its own (in place by one write
+ * when it fits in a page, else by rename(2)), and never written over when
+ * it is not a record.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -16,9 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,115 +101,55 @@ state_dir(struct circuit *c)
 }
 
 /*
- * Is gid the group of its owner alone: one member, owner, counted by
- * primary group and by the group's list?  A user private group, which
- * many systems give each user and make home directories writable by: it
- * lets no one else write, and OpenSSH's StrictModes accepts it (Debian).
- * A group of no one (a setgid program's) is not one.
+ * Why the walk to the state directory stopped (path.c), as one line in
+ * c->sh.err, naming the path as given up to where it stopped; c->missing:
+ * a directory on the way is not there.
  */
 static int
-private_group(gid_t gid, uid_t owner)
-{
-	char listed[256] = "";
-	struct passwd *pw;
-	struct group *gr;
-	int members = 0, others = 0;
-
-	if ((gr = getgrgid(gid)) == NULL)
-		return 0;
-	if (gr->gr_mem[0] != NULL && (gr->gr_mem[1] != NULL ||
-	    snprintf(listed, sizeof(listed), "%s", gr->gr_mem[0]) >=
-	    (int)sizeof(listed)))
-		return 0;
-	setpwent();
-	while ((pw = getpwent()) != NULL)
-		if (pw->pw_gid == gid) {
-			members++;
-			others += pw->pw_uid != owner;
-		}
-	endpwent();
-	if (others != 0)
-		return 0;
-	if (listed[0] != '\0') {
-		if ((pw = getpwuid(owner)) == NULL ||
-		    strcmp(pw->pw_name, listed) != 0)
-			return 0;
-		members++;
-	}
-	return members > 0;
-}
-
-/*
- * A directory on the way to the state directory must not let another user
- * swap what it holds: it belongs to root or the user and no one else may
- * write it (its owner's private group aside), unless it is sticky, as
- * /tmp is (then others cannot rename or remove what is not theirs).  The
- * state directory itself must be the user's and writable by no one else.
- */
-static int
-check_dir(struct circuit *c, const struct stat *st, const char *path,
-    int last)
-{
-	uid_t me = geteuid();
-
-	if (last && st->st_uid != me)
-		return failure(c, "state directory %s belongs to another user",
-		    path);
-	if (st->st_uid != me && st->st_uid != 0)
-		return failure(c, "%s, on the way to the state directory, "
-		    "belongs to another user", path);
-	if (((st->st_mode & S_IWOTH) != 0 || ((st->st_mode & S_IWGRP) != 0 &&
-	    !private_group(st->st_gid, st->st_uid))) &&
-	    (last || (st->st_mode & S_ISVTX) == 0))
-		return failure(c, "%s%s is writable by other users; make it "
-		    "go-w", last ? "state directory " : "", path);
-	return 0;
-}
-
-/* Why a component of the state directory would not open: one line in c->sh.err. */
-static int
-open_failed(struct circuit *c, int len, int last, int link)
+walk_failed(struct circuit *c, const struct path_walk *w)
 {
 	const char *p = c->dir_path;
+	int len = (int)w->len;
 
-	if (link)
-		return failure(c, last ? "state directory %.*s is a symbolic "
+	switch (w->fault) {
+	case WALK_LINK:
+		return failure(c, w->last ? "state directory %.*s is a symbolic "
 		    "link" : "%.*s, on the way to the state directory, is a "
 		    "symbolic link", len, p);
-	if (errno == ENOTDIR)
-		return failure(c, "%.*s is not a directory", len, p);
-	c->missing = errno == ENOENT;
-	return failure(c, "%.*s: %s", len, p, strerror(errno));
-}
-
-/* Whether a path's rest is nothing but "/" and "." components. */
-static int
-only_dots(const char *rest)
-{
-	for (;;) {
-		rest += strspn(rest, "/");
-		if (*rest == '\0')
-			return 1;
-		if (rest[0] != '.' || (rest[1] != '/' && rest[1] != '\0'))
-			return 0;
-		rest++;
+	case WALK_NOT_OURS:
+		return failure(c, w->last ? "state directory %.*s belongs to "
+		    "another user" : "%.*s, on the way to the state directory, "
+		    "belongs to another user", len, p);
+	case WALK_WRITABLE:
+		return failure(c, "%s%.*s is writable by other users; make it "
+		    "go-w", w->last ? "state directory " : "", len, p);
+	case WALK_DOTDOT:
+		return failure(c, "state directory %s: no \"..\" in it, please",
+		    p);
+	case WALK_NO_NAME:
+		return failure(c, "state directory %s: not a directory path", p);
+	default:
+		break;
 	}
+	if (w->err == ENOTDIR)
+		return failure(c, "%.*s is not a directory", len, p);
+	c->missing = w->err == ENOENT;
+	return failure(c, "%.*s: %s", len, p, strerror(w->err));
 }
 
 /*
- * Opens the state directory one component at a time from / (a relative
- * path from the current directory, as getcwd() names it), each relative to
- * the descriptor of the one before and with O_NOFOLLOW: no symbolic link
- * is followed, and nothing can be swapped between a check and a use.
- * With make, what is missing is made, 0700.  Returns the descriptor, or
- * -1 with why in c->sh.err (c->missing: it does not exist, and not make).
+ * Opens the state directory by path_walk() from / (a relative path from
+ * the current directory, as getcwd() names it), following no symbolic
+ * link, through directories that only root or the user can change, to
+ * one of the user's own that no one else may write.  With make, what is
+ * missing is made, 0700.  Returns the descriptor, or -1 with why in
+ * c->sh.err (c->missing: it does not exist, and not make).
  */
 static int
 open_state_dir(struct circuit *c, int make)
 {
-	char path[PATH_MAX], cwd[PATH_MAX], *comp, *next;
-	struct stat st;
-	int fd, parent, len, last, link, e;
+	char path[PATH_MAX], cwd[PATH_MAX];
+	struct path_walk w;
 
 	if (c->dir_path[0] != '/') {
 		if (getcwd(cwd, sizeof(cwd)) == NULL)
@@ -222,52 +160,10 @@ open_state_dir(struct circuit *c, int make)
 			    strerror(ENAMETOOLONG));
 		(void)snprintf(c->dir_path, sizeof(c->dir_path), "%s", path);
 	}
-	(void)snprintf(path, sizeof(path), "%s", c->dir_path);
-	if ((fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return failure(c, "/: %s", strerror(errno));
-	if (fstat(fd, &st) == -1)
-		(void)failure(c, "/: %s", strerror(errno));
-	else if (check_dir(c, &st, "/", 0) == 0)
-		for (comp = path + 1; *comp != '\0'; comp = next) {
-			if ((next = strchr(comp, '/')) != NULL)
-				*next++ = '\0';
-			else
-				next = comp + strlen(comp);
-			if (*comp == '\0' || strcmp(comp, ".") == 0)
-				continue;
-			len = (int)(comp - path + (ptrdiff_t)strlen(comp));
-			last = only_dots(next);
-			if (strcmp(comp, "..") == 0) {
-				(void)failure(c, "state directory %s: no \"..\" "
-				    "in it, please", c->dir_path);
-				break;
-			}
-			parent = fd;
-			fd = open_dir(parent, comp, make, &link);
-			e = errno;
-			if (close(parent) == -1 && fd != -1)
-				e = errno, fd = -1;
-			if (fd == -1) {
-				errno = e;
-				return open_failed(c, len, last, link);
-			}
-			if (fstat(fd, &st) == -1) {
-				(void)failure(c, "%.*s: %s", len, c->dir_path,
-				    strerror(errno));
-				break;
-			}
-			(void)snprintf(cwd, sizeof(cwd), "%.*s", len,
-			    c->dir_path);
-			if (check_dir(c, &st, cwd, last) == -1)
-				break;
-			if (last)
-				return fd;
-		}
-	(void)close(fd);	/* read only: nothing to lose */
-	if (c->sh.err[0] == '\0')
-		(void)failure(c, "state directory %s: not a directory path",
-		    c->dir_path);
-	return -1;
+	if (path_walk(&w, c->dir_path, WALK_TO_DIR | WALK_NO_LINKS |
+	    WALK_TRUSTED | WALK_OWN | (make ? WALK_MAKE : 0)) == -1)
+		return walk_failed(c, &w);
+	return w.dir;
 }
 
 /* ---- The record ------------------------------------------------------ */
@@ -280,9 +176,10 @@ record_failure(struct circuit *c, const char *why)
 }
 
 /*
- * Checks a file of the state directory that retry opened as its own: a
- * regular file, the user's, with no other name (a hard link planted to
- * another file would make retry write there).
+ * Checks a file of the state directory that retry opened as its own:
+ * path_own_file()'s rule, a regular file of the user's with no other name.
+ * A record replaced since it was opened, by a run that held the lock (this
+ * one reads without it), is a whole record all the same.
  */
 static int
 check_own_file(struct circuit *c, int fd, const char *name, off_t *size)
@@ -290,20 +187,22 @@ check_own_file(struct circuit *c, int fd, const char *name, off_t *size)
 	const char *what = strcmp(name, c->sh.name) == 0 ? "record " : "";
 	struct stat st;
 
-	if (fstat(fd, &st) == -1)
-		return failure(c, "%s/%s: %s", c->dir_path, name,
-		    strerror(errno));
-	if (!S_ISREG(st.st_mode))
+	switch (path_own_file(fd, 1, &st)) {
+	case WALK_OK:
+		break;
+	case WALK_NOT_REGULAR:
 		return failure(c, "%s%s/%s is not a regular file", what,
 		    c->dir_path, name);
-	if (st.st_uid != geteuid())
+	case WALK_NOT_OURS:
 		return failure(c, "%s%s/%s belongs to another user", what,
 		    c->dir_path, name);
-	/* 0: replaced since it was opened, by a run that held the lock
-	 * (this one reads without it): a whole record all the same. */
-	if (st.st_nlink > 1)
+	case WALK_OTHER_NAME:
 		return failure(c, "%s%s/%s has another name (a hard link); "
 		    "not used", what, c->dir_path, name);
+	default:
+		return failure(c, "%s/%s: %s", c->dir_path, name,
+		    strerror(errno));
+	}
 	if (size != NULL)
 		*size = st.st_size;
 	return 0;

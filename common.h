@@ -10,6 +10,7 @@
 #ifndef COMMON_H
 #define COMMON_H
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <fcntl.h>
@@ -160,6 +161,64 @@ void	 spool_failed(int);
 void	 spool_mark(void);
 void	 spool_show(int);
 int	 spool_drop(void);
+
+/* ---- path.c --------------------------------------------------------- */
+/*
+ * The one walk to what retry opens by a path it was given, the state
+ * directory (circuit.c) and the files it writes (outfile.c): one name at a
+ * time from directory descriptors, so that what is checked is what is
+ * used, under the rules that the caller asks for; and whether a file
+ * opened where it led is retry's own.
+ */
+#define WALK_TO_DIR	0x01	/* to a directory, opened to read; else to
+				   a file, which need not be there yet */
+#define WALK_MAKE	0x02	/* directories missing are made, 0700 */
+#define WALK_NO_LINKS	0x04	/* no symbolic link is followed; else one
+				   is only where protected_symlinks would
+				   and not in its owner's own directory */
+#define WALK_TRUSTED	0x08	/* each directory root's or the user's, that
+				   no one else may write unless it is
+				   sticky; no ".."; give a path from / */
+#define WALK_OWN	0x10	/* where WALK_TO_DIR leads: the user's, that
+				   no one else may write */
+#define WALK_LINKS_MAX	40	/* followed for one path, as Linux allows */
+
+/* Why a walk stopped, or a file is not retry's own. */
+enum walk_fault {
+	WALK_OK,
+	WALK_ERRNO,		/* err says why */
+	WALK_LINK,		/* a symbolic link, under WALK_NO_LINKS */
+	WALK_LINK_REFUSED,	/* another user's, where they could aim it */
+	WALK_TOO_MANY_LINKS,	/* past WALK_LINKS_MAX */
+	WALK_DOTDOT,		/* "..", under WALK_TRUSTED */
+	WALK_NO_NAME,		/* WALK_TO_DIR: no name at all, as "/" */
+	WALK_NOT_OURS,		/* another user's (WALK_TRUSTED, WALK_OWN) */
+	WALK_WRITABLE,		/* others may write it (likewise) */
+	WALK_NOT_REGULAR,	/* path_own_file(): not a regular file */
+	WALK_OTHER_NAME		/* path_own_file(): a hard link */
+};
+
+struct path_walk {
+	int		 dir;		/* where it leads (WALK_TO_DIR), or the
+					   directory that holds name; or -1 */
+	char		 name[NAME_MAX + 1];	/* what it leads to */
+	struct stat	 st;		/* its status; st_mode 0: not there */
+	int		 follow;	/* name is a link of /proc's to a
+					   descriptor: open it following */
+	/* Where a walk stopped, and why, for the caller's words: */
+	enum walk_fault	 fault;
+	int		 err;		/* an errno, whatever the fault (EPERM:
+					   a rule of the walk refused) */
+	int		 last;		/* at the path's last name */
+	size_t		 len;		/* the path's bytes up to the name, as
+					   given; 0 past a link */
+	char		 at[PATH_MAX];	/* the path up to the name, as walked */
+	uid_t		 owner;		/* WALK_LINK_REFUSED: whose link */
+	struct stat	 where;		/* and its directory's status */
+};
+
+int		 path_walk(struct path_walk *, const char *, int);
+enum walk_fault	 path_own_file(int, int, struct stat *);
 
 /* ---- outfile.c ------------------------------------------------------- */
 /*

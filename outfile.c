@@ -2,9 +2,9 @@
 /*
  * Files written whole: a temporary file beside the file that the path
  * leads to, renamed over it once complete (or, where allowed, a device or
- * FIFO written as it is); symbolic links on the way followed only as the
- * kernel's protected_symlinks would; the temporary files of killed runs
- * swept.
+ * FIFO written as it is); the path walked by path.c, which follows a
+ * symbolic link only as the kernel's protected_symlinks would; the
+ * temporary files of killed runs swept.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -22,80 +22,7 @@
 
 #include "common.h"
 
-#define LINKS_MAX	40	/* followed for one path, as Linux allows */
 #define TEMP_MARK	".retry-"	/* NAME.retry-PID: temp_name() */
-
-/*
- * A directory opened only to walk from and to make names in: O_SEARCH
- * (POSIX) or Linux's O_PATH, like a path, need no right to list it.
- */
-#if defined(O_SEARCH)
-#define WALK_DIR	O_SEARCH
-#elif defined(O_PATH)
-#define WALK_DIR	O_PATH
-#else
-#define WALK_DIR	O_RDONLY
-#endif
-
-/* dir's path as walked, for messages: shown, then "/" and name. */
-static void
-join(char *shown, size_t size, const char *name)
-{
-	size_t len = strlen(shown);
-
-	(void)snprintf(shown + len, size - len, "%s%s",
-	    len == 0 || shown[len - 1] == '/' ? "" : "/", name);
-}
-
-/*
- * The kernel's rule for protected_symlinks (may_follow_link() in Linux's
- * fs/namei.c), kept whether the system turns it on or not: the link at
- * name in of->dir is followed when it is ours, or its directory is not
- * both sticky and writable by all (then no one else could have put it
- * there), or the link's owner owns that directory.  Else -1, and
- * of->refused names the link (shown, unless it is the path itself) and
- * its owner.
- */
-static int
-may_follow(struct outfile *of, const char *shown, const char *name,
-    const struct stat *link, int is_path)
-{
-	char who[NAME_MAX + 64], where[PATH_MAX];
-	const struct passwd *pw;
-	struct stat dir;
-
-	if (fstat(of->dir, &dir) == -1)
-		return -1;
-	if (link->st_uid == geteuid() || link->st_uid == 0)
-		return 0;
-	/*
-	 * Stricter than the kernel, which also follows a link in its owner's
-	 * own directory: there its owner could point it anywhere, and a
-	 * root run would write where that user cannot.  So another user's
-	 * link is followed only where that user could not have put it: a
-	 * directory not theirs and open to no one but its owner.
-	 */
-	if (dir.st_uid != link->st_uid &&
-	    (dir.st_mode & (S_IWGRP | S_IWOTH)) == 0)
-		return 0;
-	if ((pw = getpwuid(link->st_uid)) != NULL)
-		(void)snprintf(who, sizeof(who), "user '%s' (uid %ld)",
-		    pw->pw_name, (long)link->st_uid);
-	else
-		(void)snprintf(who, sizeof(who), "uid %ld",
-		    (long)link->st_uid);
-	(void)snprintf(where, sizeof(where), "%s", shown);
-	join(where, sizeof(where), name);
-	(void)snprintf(of->refused, sizeof(of->refused), "%s%s%sa symbolic "
-	    "link owned by %s in a directory %s, not followed",
-	    is_path ? "" : "on the way, '", is_path ? "" : where,
-	    is_path ? "" : "' is ", who, dir.st_uid == link->st_uid ? "that "
-	    "user owns" : (dir.st_mode & (S_ISVTX | S_IWOTH)) ==
-	    (S_ISVTX | S_IWOTH) ? "that is sticky and world-writable" :
-	    "that others may write");
-	errno = EPERM;
-	return -1;
-}
 
 /* Closes of->dir, if open; errno kept unless that fails. */
 static int
@@ -107,171 +34,73 @@ close_dir(struct outfile *of)
 	return fd == -1 ? 0 : close(fd);
 }
 
-/* of->dir open on the directory where the walk of path starts. */
-static int
-start_at(struct outfile *of, const char *path, char *shown, size_t size)
-{
-	if (close_dir(of) == -1 || (of->dir = open(*path == '/' ? "/" : ".",
-	    WALK_DIR | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return -1;
-	(void)snprintf(shown, size, "%s", *path == '/' ? "/" : "");
-	return 0;
-}
-
 /*
- * Whether shown, a directory as walked, is one of /proc/PID/fd, where
- * /dev/stdout and /dev/fd/N lead on Linux: its links name a descriptor's
- * file, whose text ("pipe:[N]", or a path that another file may have
- * taken since) is not where it is.
+ * A link that the walk refused, in of->refused: the link (unless it is
+ * the path itself), its owner, and the directory that holds it, as
+ * may_follow() of path.c judges it.  -1, errno as the walk left it.
  */
 static int
-descriptors(const char *shown)
+refused(struct outfile *of, const struct path_walk *w)
 {
-	size_t len = strlen(shown);
+	char who[NAME_MAX + 64];
+	const struct passwd *pw;
+	int is_path = w->last && w->len > 0;
 
-	return strncmp(shown, "/proc/", 6) == 0 && len > 9 &&
-	    strcmp(shown + len - 3, "/fd") == 0;
-}
-
-/* The walk's end: a directory is refused; on failure nothing is open. */
-static int
-arrive(struct outfile *of, const struct stat *st, int walked)
-{
-	int e = errno;
-
-	if (walked == 0 && S_ISDIR(st->st_mode))
-		walked = -1, e = EISDIR;	/* also through a link */
-	if (walked == -1) {
-		if (close_dir(of) == -1 && e == 0)
-			e = errno;
-		errno = e;
+	if (w->fault == WALK_TOO_MANY_LINKS)
+		(void)snprintf(of->refused, sizeof(of->refused), "more than "
+		    "%d symbolic links on the way", WALK_LINKS_MAX);
+	if (w->fault != WALK_LINK_REFUSED) {
+		errno = w->err;
+		return -1;
 	}
-	return walked;
+	if ((pw = getpwuid(w->owner)) != NULL)
+		(void)snprintf(who, sizeof(who), "user '%s' (uid %ld)",
+		    pw->pw_name, (long)w->owner);
+	else
+		(void)snprintf(who, sizeof(who), "uid %ld", (long)w->owner);
+	(void)snprintf(of->refused, sizeof(of->refused), "%s%s%sa symbolic "
+	    "link owned by %s in a directory %s, not followed",
+	    is_path ? "" : "on the way, '", is_path ? "" : w->at,
+	    is_path ? "" : "' is ", who, w->where.st_uid == w->owner ?
+	    "that user owns" : (w->where.st_mode & (S_ISVTX | S_IWOTH)) ==
+	    (S_ISVTX | S_IWOTH) ? "that is sticky and world-writable" :
+	    "that others may write");
+	errno = w->err;
+	return -1;
 }
 
 /*
- * Walks path one name at a time, as the kernel does, but from directory
- * descriptors, so that what is checked is what is used, and following a
- * symbolic link only where may_follow() allows, wherever it is in the
- * path and wherever a link's text leads.  Leaves of->dir open on the
- * directory that holds of->name, what the path leads to, and its status
- * in *st (st_mode 0: it does not exist yet).  0, or -1 with errno (and,
- * for a link refused, of->refused) and nothing open.
+ * Walks path (path_walk(): a symbolic link followed only as the kernel's
+ * protected_symlinks would, wherever it is and wherever its text leads).
+ * Leaves of->dir open on the directory that holds of->name, what the path
+ * leads to, and its status in *st (st_mode 0: it does not exist yet).  A
+ * descriptor's link of /proc is opened through (of->follow), but never
+ * where the file would be replaced.  0, or -1 with errno (and, for a link
+ * refused, of->refused) and nothing open.
  */
 static int
 walk(struct outfile *of, const char *path, struct stat *st)
 {
-	char rest[PATH_MAX], next[PATH_MAX], text[PATH_MAX], shown[PATH_MAX];
-	int links = 0, last, walked = -1;
-	char *name = rest, *more;
-	ssize_t n;
+	struct path_walk w;
 
 	of->dir = -1;
 	of->follow = 0;
 	of->refused[0] = '\0';
 	memset(st, 0, sizeof(*st));
-	if (*path == '\0') {
-		errno = ENOENT;
+	if (path_walk(&w, path, 0) == -1)
+		return refused(of, &w);
+	if (w.follow && of->how == NEVER_IN_PLACE) {
+		(void)close(w.dir);	/* read only: nothing to lose */
+		(void)snprintf(of->refused, sizeof(of->refused), "leads to a "
+		    "file descriptor, which cannot be replaced");
+		errno = EINVAL;
 		return -1;
 	}
-	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if (start_at(of, rest, shown, sizeof(shown)) == -1)
-		return -1;
-	for (;;) {
-		name += strspn(name, "/");
-		if (*name == '\0') {	/* "/", or a link to it */
-			errno = EISDIR;
-			break;
-		}
-		more = name + strcspn(name, "/");
-		if (*more != '\0')
-			*more++ = '\0';
-		last = more[strspn(more, "/")] == '\0';
-		if (strlen(name) > NAME_MAX) {
-			errno = ENAMETOOLONG;
-			break;
-		}
-		if (fstatat(of->dir, name, st, AT_SYMLINK_NOFOLLOW) == -1) {
-			memset(st, 0, sizeof(*st));
-			if (errno == ENOENT && last) {
-				(void)snprintf(of->name, sizeof(of->name),
-				    "%s", name);
-				walked = 0;	/* made at the end */
-			}
-			break;
-		}
-		if (!S_ISLNK(st->st_mode) && last) {
-			(void)snprintf(of->name, sizeof(of->name), "%s", name);
-			walked = 0;
-			break;
-		}
-		if (S_ISDIR(st->st_mode)) {
-			int fd = openat(of->dir, name, WALK_DIR | O_DIRECTORY |
-			    O_NOFOLLOW | O_CLOEXEC);
-
-			if (fd == -1)
-				break;
-			if (close_dir(of) == -1) {
-				of->dir = fd;	/* closed with the rest */
-				break;
-			}
-			of->dir = fd;
-			join(shown, sizeof(shown), name);
-			name = more;
-			continue;
-		}
-		if (!S_ISLNK(st->st_mode)) {
-			errno = ENOTDIR;
-			break;
-		}
-		if (++links > LINKS_MAX) {
-			(void)snprintf(of->refused, sizeof(of->refused),
-			    "more than %d symbolic links on the way",
-			    LINKS_MAX);
-			break;
-		}
-		if (may_follow(of, shown, name, st,
-		    links == 1 && last) == -1 ||
-		    (n = readlinkat(of->dir, name, text,
-		    sizeof(text) - 1)) == -1)
-			break;
-		text[n] = '\0';
-		if (last && descriptors(shown)) {
-			/* Opened through, as the descriptor it names. */
-			if (of->how == NEVER_IN_PLACE)
-				(void)snprintf(of->refused,
-				    sizeof(of->refused), "leads to a file "
-				    "descriptor, which cannot be replaced");
-			else if (fstatat(of->dir, name, st, 0) == 0) {
-				(void)snprintf(of->name, sizeof(of->name),
-				    "%s", name);
-				of->follow = 1;
-				walked = 0;
-			}
-			break;
-		}
-		/* The link's text takes its place in what is left. */
-		if (snprintf(next, sizeof(next), "%s%s%s", text,
-		    last ? "" : "/", last ? "" : more) >= (int)sizeof(next)) {
-			errno = ENAMETOOLONG;
-			break;
-		}
-		memcpy(rest, next, strlen(next) + 1);
-		name = rest;
-		if (*rest == '/' && start_at(of, rest, shown,
-		    sizeof(shown)) == -1)
-			break;
-		if (*rest == '\0') {
-			errno = ENOENT;
-			break;
-		}
-	}
-	if (walked == -1)
-		memset(st, 0, sizeof(*st));
-	return arrive(of, st, walked);
+	of->dir = w.dir;
+	of->follow = w.follow;
+	memcpy(of->name, w.name, sizeof(of->name));
+	*st = w.st;
+	return 0;
 }
 
 /* Whether what *st says is there is written as it is. */
@@ -498,18 +327,28 @@ outfile_open(struct outfile *of, mode_t mode)
 
 /*
  * After outfile_open() of a file that is replaced: the file that is
- * there now, to read (its owner and kind are the caller's to check), or
- * -1.  Nothing there can hold retry: O_NONBLOCK, O_NOFOLLOW.
+ * there now, to read, when it is a regular file of the user's
+ * (path_own_file(); another's is not retry's to believe); else -1.
+ * Nothing there can hold retry: O_NONBLOCK, O_NOFOLLOW.
  */
 int
 outfile_previous(const struct outfile *of)
 {
+	struct stat st;
+	int fd;
+
 	if (of->dir == -1) {
 		errno = EBADF;
 		return -1;
 	}
-	return openat(of->dir, of->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC);
+	if ((fd = openat(of->dir, of->name, O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC)) == -1)
+		return -1;
+	if (path_own_file(fd, 0, &st) == WALK_OK)
+		return fd;
+	(void)close(fd);	/* read only: nothing to lose */
+	errno = EPERM;
+	return -1;
 }
 
 /*

@@ -92,6 +92,23 @@ need_promtool() {
 	[ "$(owner_of text/job.prom)" = root ]
 }
 
+@test "--metrics: the last success in a FILE with another name (a hard link) is believed, a regular file of the user's; a circuit record with one is not" {
+	# path_own_file()'s rule for both; the record's alone asks for one name.
+	printf '# kept\nretry_last_success_timestamp_seconds{job="job"} 1234\n' \
+	    >text/job.prom
+	ln text/job.prom linked
+	run -1 "$RETRY" -n 1 --metrics text/job.prom false
+	[ "$(gauge text/job.prom retry_last_success_timestamp_seconds)" = 1234 ]
+	# Replaced beside it, not written through: the other name is the old.
+	[ "$(head -n 1 linked)" = "# kept" ]
+	mkdir -m 700 state
+	export RETRY_STATE_DIR=$PWD/state
+	"$RETRY" -q -n 1 --circuit hl false || true
+	ln state/hl other
+	run -125 --separate-stderr "$RETRY" -n 1 --circuit hl false
+	expect_stderr "retry: record $PWD/state/hl has another name (a hard link); not used"
+}
+
 @test "--metrics: the job label is FILE's name less .prom, escaped as the format wants" {
 	need_promtool
 	run -1 "$RETRY" -n 1 --metrics 'text/we"ird\job.prom' false

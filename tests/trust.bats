@@ -18,6 +18,9 @@ teardown() {
 	if [ -n "${mounted:-}" ]; then
 		umount "$mounted" 2>/dev/null || true
 	fi
+	if [ -n "${shared:-}" ]; then
+		rm -rf "$shared"
+	fi
 }
 
 # --- 1. the way to the state directory ------------------------------------
@@ -389,4 +392,89 @@ record() {
 	[ "$stderr" = "" ]
 	[ "${lines[2]}" = "failures:  1 in a row" ]
 	rm -rf "$shared"
+}
+
+# --- 10. one walk, two callers ---------------------------------------------------
+# path.c walks to the state directory and to every file retry writes: each
+# case here goes both ways, each with the rules that its page promises.
+
+@test "one walk: a directory on the way that may be searched but not listed (0711) is passed, to the state directory as to --report's file" {
+	need_root_and_nobody "to be the user who may only search"
+	nobody_runs_retry
+	shared=$(mktemp -d /tmp/retry-walk.XXXXXX)
+	chmod 711 "$shared"
+	mkdir -m 700 "$shared/mine"
+	chown nobody "$shared/mine"
+	RETRY_STATE_DIR=$shared/mine/state run -0 --separate-stderr \
+	    as_nobody "$RETRY" --circuit walk touch "$shared/mine/ran"
+	[ "$stderr" = "" ]
+	[ -e "$shared/mine/ran" ]
+	[ "$(owner_of "$shared/mine/state") $(mode_of "$shared/mine/state")" = "nobody 700" ]
+	RETRY_STATE_DIR=$shared/mine/state run -0 as_nobody "$RETRY" \
+	    --circuit-status walk
+	[ "${lines[5]}" = "runs:      1 of the last 100: 1 passed at once, 0 after retries, 0 failed" ]
+	run -0 --separate-stderr as_nobody "$RETRY" --report \
+	    "$shared/mine/r.json" true
+	grep -q '"outcome": "success"' "$shared/mine/r.json"
+}
+
+@test "one walk: \"..\" goes back up on the way to --report's file; the state directory, vouched for on the way down, takes none" {
+	mkdir -m 700 a
+	RETRY_STATE_DIR=$PWD/a/../state run -125 --separate-stderr "$RETRY" \
+	    --circuit x touch ran
+	expect_stderr "retry: state directory $PWD/a/../state: no \"..\" in it, please"
+	[ ! -e ran ]
+	[ ! -e state ]
+	run -0 "$RETRY" --report a/../r.json --metrics a/../job.prom touch ran
+	[ -e ran ]
+	grep -q '"outcome": "success"' r.json
+	grep -q '^retry_exit_status{job="job"} 0$' job.prom
+	[ -z "$(ls a)" ]
+}
+
+@test "one walk: a directory that others may write (0777) is refused on the way to the state directory; --report and --metrics, which need only a directory that retry may write, are written there" {
+	mkdir -m 777 open
+	chmod 777 open
+	RETRY_STATE_DIR=$PWD/open/state run -125 --separate-stderr "$RETRY" \
+	    --circuit x touch ran
+	expect_stderr "retry: $PWD/open is writable by other users; make it go-w"
+	[ ! -e ran ]
+	[ ! -e open/state ]
+	run -0 "$RETRY" --report open/r.json --metrics open/job.prom touch ran
+	[ -e ran ]
+	grep -q '"outcome": "success"' open/r.json
+	[ "$(ls open)" = "job.prom
+r.json" ]
+}
+
+@test "one walk: the user's own symbolic link on the way is followed to --report's file, as protected_symlinks would, and never to the state directory" {
+	mkdir -m 700 real
+	ln -s real link
+	RETRY_STATE_DIR=$PWD/link/state run -125 --separate-stderr "$RETRY" \
+	    --circuit x touch ran
+	expect_stderr "retry: $PWD/link, on the way to the state directory, is a symbolic link"
+	[ ! -e ran ]
+	[ -z "$(ls real)" ]
+	run -0 "$RETRY" --report link/r.json touch ran
+	[ -e ran ]
+	[ -L link ]
+	grep -q '"outcome": "success"' real/r.json
+}
+
+@test "one walk: a name on the way that is not a directory, or is longer than NAME_MAX, is refused before anything runs, to the state directory as to --report's file" {
+	local long
+	long=$(printf '%0256d' 0)
+	touch file
+	RETRY_STATE_DIR=$PWD/file/state run -125 --separate-stderr "$RETRY" \
+	    --circuit x touch ran
+	expect_stderr "retry: $PWD/file is not a directory"
+	run -125 --separate-stderr "$RETRY" --report file/r.json touch ran
+	expect_stderr "retry: --report 'file/r.json': Not a directory"
+	RETRY_STATE_DIR=$PWD/$long/state run -125 --separate-stderr "$RETRY" \
+	    --circuit x touch ran
+	expect_stderr "retry: $PWD/$long: File name too long"
+	run -125 --separate-stderr "$RETRY" --report "$long/r.json" touch ran
+	expect_stderr "retry: --report '$long/r.json': File name too long"
+	[ ! -e ran ]
+	[ ! -e state ]
 }
