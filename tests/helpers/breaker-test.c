@@ -23,7 +23,7 @@
 #include "../../shared.h"
 
 /* The rules, compiled in whole: one source file, as every helper here. */
-#include "../../breaker.c"
+#include "../../breaker.c"	/* NOLINT(bugprone-suspicious-include) */
 
 static const char *const state_names[] = { "closed", "open", "half-open" };
 
