@@ -262,6 +262,34 @@ sp_poll_one(int fd, short events, int64_t until)
 }
 
 /*
+ * Waits until fd is ready for events (POLLIN, POLLOUT; fd -1: none), a
+ * forwarded signal comes, or the monotonic time until passes: a network
+ * peer's wait, in the self-pipe's terms.  Returns 1 when ready (or in
+ * error, which the I/O will tell), 0 when until came, -1 with errno:
+ * EINTR when a signal came (sp_caught() has it), else poll(2)'s, for the
+ * caller to report.  Before sp_open() only the time bounds it.
+ */
+int
+sp_wait_fd(int fd, short events, int64_t until)
+{
+	int ready;
+
+	for (;;) {
+		if (sp_any_caught()) {
+			errno = EINTR;
+			return -1;
+		}
+		if (until != NEVER && monotonic_now() >= until)
+			return 0;
+		if ((ready = sp_poll_one(fd, events, until)) == -1 &&
+		    errno != EINTR)
+			return -1;
+		if (ready == 1)
+			return 1;
+	}
+}
+
+/*
  * Waits until fd may be written without blocking: 1 when it may (poll(2)
  * says so, or will say why not), 0 when the write is to be dropped
  * because a forwarded signal came or until passed while fd was full.

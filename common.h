@@ -48,6 +48,7 @@ int	 sp_pending(void);
 void	 sp_take_wake(void);
 void	 sp_ticking(int);
 int	 sp_poll_one(int, short, int64_t);
+int	 sp_wait_fd(int, short, int64_t);
 int	 sp_may_write(int);
 int	 sp_write(int, const char *, size_t, int64_t);
 
@@ -537,7 +538,6 @@ void		 proc_run(char *const [], const struct limit *, struct ending *);
 void		 proc_run_hook(char *const [], int, const struct limit *,
 		    struct ending *);
 int		 proc_sleep(int64_t);
-int		 proc_wait_fd(int, short, int64_t);
 enum lock_wait	 proc_lock(int, const struct flock *, int64_t, int *);
 void		 proc_drain(void);
 int		 proc_mark_group(long, struct group_mark *);

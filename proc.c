@@ -283,31 +283,6 @@ proc_drain(void)
 }
 
 /*
- * Waits until fd is ready for events (POLLIN, POLLOUT), a forwarded signal
- * comes, or the monotonic time until passes: a network peer's wait, in
- * the one wait's terms.  Returns 1 when ready (or in error, which the I/O
- * will tell), 0 when until came, -1 when a signal came (sp_caught()
- * has it).  Without proc_init() only the time bounds it.
- */
-int
-proc_wait_fd(int fd, short events, int64_t until)
-{
-	int ready;
-
-	for (;;) {
-		if (sp_any_caught())
-			return -1;
-		if (until != NEVER && monotonic_now() >= until)
-			return 0;
-		if ((ready = sp_poll_one(fd, events, until)) == -1 &&
-		    errno != EINTR)
-			fatal("poll");
-		if (ready == 1)
-			return 1;
-	}
-}
-
-/*
  * Takes the fcntl(2) lock fl on fd, waiting while another process holds
  * it: in the kernel (F_SETLKW), so that the holder's release wakes us at
  * once.  A signal ends the wait (EINTR, no SA_RESTART); so does until,
