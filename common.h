@@ -24,7 +24,7 @@
 /*
  * The clocks: monotonic nanoseconds for every wait and limit, real time
  * for hints and reports; and the caught signals with the self-pipe, that
- * every wait of retry's ends on.  Asks no other part of retry but fd.c.
+ * every wait of retry's ends on.  A leaf: the self-pipe is the caller's.
  */
 #define NS_PER_SEC	INT64_C(1000000000)
 #define NEVER		INT64_MAX	/* a time that never comes */
@@ -34,7 +34,7 @@ int64_t		 monotonic_now(void);
 int64_t		 realtime_now(void);
 
 /* The caught signals and the self-pipe. */
-int	 sp_open(const int *, int, int64_t);
+int	 sp_open(const int [2], const int *, int, int64_t);
 int	 sp_is_open(void);
 int	 sp_fd(void);
 void	 sp_on_signal(int, siginfo_t *, void *);

@@ -154,11 +154,15 @@ catch_signals(void)
 void
 proc_init(struct relay *r, int64_t run_deadline)
 {
+	int wake[2];
+
 	io = r;
 	deadline = run_deadline;
 	find_terminal();
 	/* Above stdio, so that a closed stdin or stdout cannot take it. */
-	if (sp_open(handled, NFORWARDED, run_deadline) == -1)
+	if (new_pipe(wake) == -1 || nonblocking(wake[0]) == -1 ||
+	    nonblocking(wake[1]) == -1 ||
+	    sp_open(wake, handled, NFORWARDED, run_deadline) == -1)
 		fatal("self-pipe");
 	catch_signals();
 	if (atexit(abandon_attempt) != 0)
