@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <regex.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,20 +69,14 @@ int	 sp_write(int, const char *, size_t, int64_t);
 #define EXIT_OWN_FAILURE 125	/* retry itself failed; nothing more is run */
 #define MSGMAX		1024
 
-enum verbosity { QUIET, NORMAL, VERBOSE };
-
-void	 msg_verbosity(enum verbosity);
-void	 msg_hold(int);
-int	 msg_fd(void);
-int	 msg_verbose(void);
-void	 say(const char *, ...);		/* hidden by -q */
-void	 detail(const char *, ...);		/* shown by -v */
 void	 warning(const char *, ...);		/* with errno's text; always */
 void	 warningx(const char *, ...);		/* always */
 void	 fatal(const char *, ...) NORETURN;	/* with errno's text; exit 125 */
 void	 fatalx(const char *, ...) NORETURN;	/* exit 125 */
 size_t	 escape(char *, size_t, const char *, size_t);
+size_t	 msg_format(char [MSGMAX], const char *, va_list, const char *);
 void	 msg_put(const char *, size_t);		/* as it is; always; never held */
+void	 msg_stderr_afresh(void);
 long	 msg_warnings(void);
 int	 close_stdout(void);			/* 0, or 125 said */
 
@@ -146,9 +141,9 @@ void		 names_free(struct names *);
  * -Q's spool: the attempts' output and retry's lines held in a file in
  * $TMPDIR, with an index of where each attempt's part lies, shown on
  * stderr when the run fails.  A spool that fails (a full disk) shows what
- * it held and lets the rest pass through.  Below the messages and the
- * relay, which both write into it; cron.c says what to index and when to
- * show.
+ * it held and lets the rest pass through.  Below the run's lines
+ * (say.c) and the relay, which both write into it; cron.c says what to
+ * index and when to show.
  */
 int	 spool_open(int64_t);
 int	 spool_holding(void);
@@ -343,6 +338,7 @@ enum circuit_command {
 	CIRCUIT_RUN, CIRCUIT_STATUS, CIRCUIT_LIST, CIRCUIT_RESET
 };
 enum ci_format { CI_AUTO, CI_NONE, CI_GITHUB, CI_GITLAB };	/* --ci */
+enum verbosity { QUIET, NORMAL, VERBOSE };			/* -q, -v */
 
 /* The hooks, in the order of --on-retry, --on-giveup and --on-success. */
 enum hook { HOOK_RETRY, HOOK_GIVEUP, HOOK_SUCCESS, NHOOKS };
@@ -641,10 +637,18 @@ struct run {
 
 /* ---- say.c ----------------------------------------------------------- */
 /*
- * The run's messages on stderr: a listener of the run's events.
+ * The run's messages on stderr: a listener of the run's events; and the
+ * run's lines that any part of retry tells, held by -Q's spool while it
+ * holds (say_hold), written by msg.c otherwise.
  */
 struct policy;
 struct run;
+
+void		 say_verbosity(enum verbosity);
+void		 say_hold(int);
+int		 say_fd(void);
+void		 say(const char *, ...);	/* hidden by -q */
+void		 detail(const char *, ...);	/* shown by -v */
 
 void		 say_event(const struct event *);
 const char	*say_label(char *, size_t, const struct policy *,
