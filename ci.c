@@ -280,7 +280,7 @@ begin_own(struct lines *l)
 	l->len = 0;
 	l->text[0] = '\0';
 	if (token[0] != '\0')
-		add(l, "%s::%s::\n", msg_fd() != STDERR_FILENO ||
+		add(l, "%s::%s::\n", say_fd() != STDERR_FILENO ||
 		    starts_line(STDERR_FILENO) ? "" : "\n",
 		    token);
 	token[0] = '\0';

@@ -76,13 +76,15 @@ static int		 wake[2] = { -1, -1 };	/* the self-pipe */
 static int64_t		 deadline = NEVER;	/* messages wait no longer */
 
 /*
- * Opens the self-pipe, above stdio so that a closed stdin or stdout
- * cannot be taken by it.  sigs[0..n) are the signals that count as caught
- * (retry forwards them); messages wait for a full stderr until until at
- * most.  0, or -1 with errno.
+ * Takes fds as the self-pipe: the caller's, made as every descriptor of
+ * retry is (fd.c: above stdio, close-on-exec) and non-blocking at both
+ * ends, so that a handler's write and a wait's read never block.
+ * sigs[0..n) are the signals that count as caught (retry forwards them);
+ * messages wait for a full stderr until until at most.  0, or -1 with
+ * errno.
  */
 int
-sp_open(const int *sigs, int n, int64_t until)
+sp_open(const int fds[2], const int *sigs, int n, int64_t until)
 {
 	if (n > MAXFORWARDED) {
 		errno = EINVAL;
@@ -91,9 +93,9 @@ sp_open(const int *sigs, int n, int64_t until)
 	forwarded_signals = sigs;
 	nforwarded = n;
 	deadline = until;
-	if (new_pipe(wake) == -1)
-		return -1;
-	return nonblocking(wake[0]) == -1 || nonblocking(wake[1]) == -1 ? -1 : 0;
+	wake[0] = fds[0];
+	wake[1] = fds[1];
+	return 0;
 }
 
 /* Before sp_open() nothing is caught: the waits are bounded by time only. */
@@ -259,6 +261,34 @@ sp_poll_one(int fd, short events, int64_t until)
 		pending = 1;
 	}
 	return 0;
+}
+
+/*
+ * Waits until fd is ready for events (POLLIN, POLLOUT; fd -1: none), a
+ * forwarded signal comes, or the monotonic time until passes: a network
+ * peer's wait, in the self-pipe's terms.  Returns 1 when ready (or in
+ * error, which the I/O will tell), 0 when until came, -1 with errno:
+ * EINTR when a signal came (sp_caught() has it), else poll(2)'s, for the
+ * caller to report.  Before sp_open() only the time bounds it.
+ */
+int
+sp_wait_fd(int fd, short events, int64_t until)
+{
+	int ready;
+
+	for (;;) {
+		if (sp_any_caught()) {
+			errno = EINTR;
+			return -1;
+		}
+		if (until != NEVER && monotonic_now() >= until)
+			return 0;
+		if ((ready = sp_poll_one(fd, events, until)) == -1 &&
+		    errno != EINTR)
+			return -1;
+		if (ready == 1)
+			return 1;
+	}
 }
 
 /*

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <regex.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@
 /*
  * The clocks: monotonic nanoseconds for every wait and limit, real time
  * for hints and reports; and the caught signals with the self-pipe, that
- * every wait of retry's ends on.  Asks no other part of retry but fd.c.
+ * every wait of retry's ends on.  A leaf: the self-pipe is the caller's.
  */
 #define NS_PER_SEC	INT64_C(1000000000)
 #define NEVER		INT64_MAX	/* a time that never comes */
@@ -35,7 +36,7 @@ int64_t		 monotonic_now(void);
 int64_t		 realtime_now(void);
 
 /* The caught signals and the self-pipe. */
-int	 sp_open(const int *, int, int64_t);
+int	 sp_open(const int [2], const int *, int, int64_t);
 int	 sp_is_open(void);
 int	 sp_fd(void);
 void	 sp_on_signal(int, siginfo_t *, void *);
@@ -49,6 +50,7 @@ int	 sp_pending(void);
 void	 sp_take_wake(void);
 void	 sp_ticking(int);
 int	 sp_poll_one(int, short, int64_t);
+int	 sp_wait_fd(int, short, int64_t);
 int	 sp_may_write(int);
 int	 sp_write(int, const char *, size_t, int64_t);
 
@@ -68,20 +70,14 @@ int	 sp_write(int, const char *, size_t, int64_t);
 #define EXIT_OWN_FAILURE 125	/* retry itself failed; nothing more is run */
 #define MSGMAX		1024
 
-enum verbosity { QUIET, NORMAL, VERBOSE };
-
-void	 msg_verbosity(enum verbosity);
-void	 msg_hold(int);
-int	 msg_fd(void);
-int	 msg_verbose(void);
-void	 say(const char *, ...);		/* hidden by -q */
-void	 detail(const char *, ...);		/* shown by -v */
 void	 warning(const char *, ...);		/* with errno's text; always */
 void	 warningx(const char *, ...);		/* always */
 void	 fatal(const char *, ...) NORETURN;	/* with errno's text; exit 125 */
 void	 fatalx(const char *, ...) NORETURN;	/* exit 125 */
 size_t	 escape(char *, size_t, const char *, size_t);
+size_t	 msg_format(char [MSGMAX], const char *, va_list, const char *);
 void	 msg_put(const char *, size_t);		/* as it is; always; never held */
+void	 msg_stderr_afresh(void);
 long	 msg_warnings(void);
 int	 close_stdout(void);			/* 0, or 125 said */
 
@@ -146,9 +142,9 @@ void		 names_free(struct names *);
  * -Q's spool: the attempts' output and retry's lines held in a file in
  * $TMPDIR, with an index of where each attempt's part lies, shown on
  * stderr when the run fails.  A spool that fails (a full disk) shows what
- * it held and lets the rest pass through.  Below the messages and the
- * relay, which both write into it; cron.c says what to index and when to
- * show.
+ * it held and lets the rest pass through.  Below the run's lines
+ * (say.c) and the relay, which both write into it; cron.c says what to
+ * index and when to show.
  */
 int	 spool_open(int64_t);
 int	 spool_holding(void);
@@ -401,6 +397,7 @@ enum circuit_command {
 	CIRCUIT_RUN, CIRCUIT_STATUS, CIRCUIT_LIST, CIRCUIT_RESET
 };
 enum ci_format { CI_AUTO, CI_NONE, CI_GITHUB, CI_GITLAB };	/* --ci */
+enum verbosity { QUIET, NORMAL, VERBOSE };			/* -q, -v */
 
 /* The hooks, in the order of --on-retry, --on-giveup and --on-success. */
 enum hook { HOOK_RETRY, HOOK_GIVEUP, HOOK_SUCCESS, NHOOKS };
@@ -596,7 +593,6 @@ void		 proc_run(char *const [], const struct limit *, struct ending *);
 void		 proc_run_hook(char *const [], int, const struct limit *,
 		    struct ending *);
 int		 proc_sleep(int64_t);
-int		 proc_wait_fd(int, short, int64_t);
 enum lock_wait	 proc_lock(int, const struct flock *, int64_t, int *);
 void		 proc_drain(void);
 int		 proc_mark_group(long, struct group_mark *);
@@ -700,10 +696,18 @@ struct run {
 
 /* ---- say.c ----------------------------------------------------------- */
 /*
- * The run's messages on stderr: a listener of the run's events.
+ * The run's messages on stderr: a listener of the run's events; and the
+ * run's lines that any part of retry tells, held by -Q's spool while it
+ * holds (say_hold), written by msg.c otherwise.
  */
 struct policy;
 struct run;
+
+void		 say_verbosity(enum verbosity);
+void		 say_hold(int);
+int		 say_fd(void);
+void		 say(const char *, ...);	/* hidden by -q */
+void		 detail(const char *, ...);	/* shown by -v */
 
 void		 say_event(const struct event *);
 const char	*say_label(char *, size_t, const struct policy *,

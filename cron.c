@@ -136,12 +136,12 @@ cron_event(const struct event *ev)
 		if (ev->run->attempts > 0)
 			index_attempt(ev);
 		if (ev->verdict->passed) {
-			msg_verbosity(QUIET);	/* but warnings */
+			say_verbosity(QUIET);	/* but warnings */
 			spool_mark();
 			warned = msg_warnings();
 		} else {
 			spool_show(0);
-			msg_hold(0);
+			say_hold(0);
 			cron_drop();	/* shown: the rest passes through */
 		}
 		break;
@@ -161,7 +161,7 @@ cron_end(int dying)
 {
 	if (spool_holding() && (dying || msg_warnings() > warned))
 		spool_show(1);
-	msg_hold(0);
+	say_hold(0);
 	cron_drop();
 }
 

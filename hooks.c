@@ -216,7 +216,7 @@ hook_run(const struct event *ev, enum hook which)
 	lim.kill_after = p->kill_after;
 	lim.tick_every = NEVER;
 	export_facts(ev, which, graced ? until : NEVER);
-	proc_run_hook(argv, msg_fd(), &lim, &e);
+	proc_run_hook(argv, say_fd(), &lim, &e);
 	restore_before();
 	if (e.signal == 0)
 		warn_failed(which, &e, graced);

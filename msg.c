@@ -4,10 +4,10 @@
  * bytes that came from outside escaped, and its write never holds retry
  * back from a signal or the deadline (clock.c decides how long it may wait).
  *
- * Each goes by its role: the run's lines (say, detail) into -Q's spool
- * while it holds them, with the attempts' output they tell of; warnings,
- * fatal errors and the CI log's lines (msg_put) always to stderr itself,
- * so that neither a full spool nor a run that passes can swallow them.
+ * Warnings, fatal errors and the CI log's lines (msg_put) go to stderr
+ * itself, always, so that neither a full spool nor a run that passes can
+ * swallow them.  The run's lines (say.c's say and detail) are formatted
+ * here too, and held by -Q's spool or written here, as say.c decides.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -21,47 +21,18 @@
 
 #include "common.h"
 
-static enum verbosity	 verbosity = NORMAL;
 static int		 stderr_broken;
-static int		 held;		/* -Q: the run's lines go into its spool */
 static long		 warnings;	/* said so far */
 
-/* Where a line goes. */
-enum route {
-	RUN_LINE,	/* the run's: held by -Q */
-	OWN_STDERR	/* warnings, errors, the CI log's: never held */
-};
-
-void
-msg_verbosity(enum verbosity v)
-{
-	verbosity = v;
-}
-
-int
-msg_verbose(void)
-{
-	return verbosity >= VERBOSE;
-}
-
 /*
- * Where the run's lines go from now on: -Q's spool (on), which holds them
- * with the attempts' output until the run's end shows whether they are
- * for anyone's eyes, or stderr.  A spool that has failed holds nothing:
- * they go to stderr, after what it held.
+ * A write to stderr that failed stops those that would follow it; when
+ * the run's lines change where they go (say_hold), stderr is tried
+ * afresh.
  */
 void
-msg_hold(int on)
+msg_stderr_afresh(void)
 {
-	held = on;
 	stderr_broken = 0;
-}
-
-/* Where the run's lines go now (a hook's output goes the same way). */
-int
-msg_fd(void)
-{
-	return held && spool_holding() ? spool_fd() : STDERR_FILENO;
 }
 
 /*
@@ -108,15 +79,13 @@ escape(char *out, size_t size, const char *in, size_t len)
 
 /* A reader of stderr that has gone must not kill retry: EPIPE is enough. */
 static int
-write_stderr(const char *line, size_t len, enum route route)
+write_stderr(const char *line, size_t len)
 {
 	struct sigaction ign, old;
 	size_t done = 0;
 	ssize_t n;
 	int ready, swapped = 0;
 
-	if (route == RUN_LINE && held && spool_put(line, len) == 0)
-		return 0;
 	while (!stderr_broken && done < len) {
 		/* -1: no run yet, so no signal to wait for either. */
 		if ((ready = sp_may_write(STDERR_FILENO)) == 0)
@@ -142,11 +111,15 @@ write_stderr(const char *line, size_t len, enum route route)
 	return 0;
 }
 
-/* "retry: " fmt ": suffix", escaped, cut to one line of MSGMAX. */
-static void
-vmessage(enum route route, const char *fmt, va_list ap, const char *suffix)
+/*
+ * "retry: " fmt ": suffix" (no suffix: NULL), escaped, cut to one line of
+ * MSGMAX, into line; returns its length, the newline included.  errno is
+ * left as it was.
+ */
+size_t
+msg_format(char line[MSGMAX], const char *fmt, va_list ap, const char *suffix)
 {
-	char raw[MSGMAX], line[MSGMAX];
+	char raw[MSGMAX];
 	size_t len;
 	int saved = errno;
 
@@ -157,35 +130,24 @@ vmessage(enum route route, const char *fmt, va_list ap, const char *suffix)
 	len = strlen(raw);
 	if (suffix != NULL)
 		(void)snprintf(raw + len, sizeof(raw) - len, ": %s", suffix);
-	(void)snprintf(line, sizeof(line), "retry: ");
-	len = 7 + escape(line + 7, sizeof(line) - 8, raw, strlen(raw));
+	(void)snprintf(line, MSGMAX, "retry: ");
+	len = 7 + escape(line + 7, MSGMAX - 8, raw, strlen(raw));
 	line[len++] = '\n';
-	(void)write_stderr(line, len, route);
 	errno = saved;
+	return len;
 }
 
-void
-say(const char *fmt, ...)
+/* A message of retry's own, on stderr itself. */
+static void
+vmessage(const char *fmt, va_list ap, const char *suffix)
 {
-	va_list ap;
+	char line[MSGMAX];
+	size_t len;
+	int saved = errno;
 
-	if (verbosity < NORMAL)
-		return;
-	va_start(ap, fmt);
-	vmessage(RUN_LINE, fmt, ap, NULL);
-	va_end(ap);
-}
-
-void
-detail(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (verbosity < VERBOSE)
-		return;
-	va_start(ap, fmt);
-	vmessage(RUN_LINE, fmt, ap, NULL);
-	va_end(ap);
+	len = msg_format(line, fmt, ap, suffix);
+	(void)write_stderr(line, len);
+	errno = saved;
 }
 
 /* Like warn(3): with errno's text; retry carries on.  -q does not hide it. */
@@ -197,7 +159,7 @@ warning(const char *fmt, ...)
 
 	warnings++;
 	va_start(ap, fmt);
-	vmessage(OWN_STDERR, fmt, ap, why);
+	vmessage(fmt, ap, why);
 	va_end(ap);
 }
 
@@ -208,7 +170,7 @@ warningx(const char *fmt, ...)
 
 	warnings++;
 	va_start(ap, fmt);
-	vmessage(OWN_STDERR, fmt, ap, NULL);
+	vmessage(fmt, ap, NULL);
 	va_end(ap);
 }
 
@@ -227,7 +189,7 @@ fatal(const char *fmt, ...)
 	const char *why = strerror(errno);
 
 	va_start(ap, fmt);
-	vmessage(OWN_STDERR, fmt, ap, why);
+	vmessage(fmt, ap, why);
 	va_end(ap);
 	exit(EXIT_OWN_FAILURE);
 }
@@ -239,17 +201,17 @@ fatalx(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmessage(OWN_STDERR, fmt, ap, NULL);
+	vmessage(fmt, ap, NULL);
 	va_end(ap);
 	exit(EXIT_OWN_FAILURE);
 }
 
 /*
- * Text of retry's own that is not a message (ci.c's lines for a CI log),
- * written as it is, as a message is: whole, never holding retry back,
- * to stderr itself, never into -Q's spool: the CI log has its groups
- * and its annotation whether the run passes or not.  The caller has made
- * its bytes safe; -q does not hide it.
+ * Text of retry's own written as it is, as a message is: whole, never
+ * holding retry back, to stderr itself, never into -Q's spool: ci.c's
+ * lines for a CI log, which has its groups and its annotation whether
+ * the run passes or not, and the run's lines that -Q does not hold
+ * (say.c).  The caller has made its bytes safe; -q does not hide it.
  */
 void
 msg_put(const char *text, size_t len)
@@ -257,7 +219,7 @@ msg_put(const char *text, size_t len)
 	int saved = errno;
 
 	/* Dropped as a message would be. */
-	(void)write_stderr(text, len, OWN_STDERR);
+	(void)write_stderr(text, len);
 	errno = saved;
 }
 

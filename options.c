@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "circuit.h"	/* BUDGET_MAX */
 #include "common.h"
+#include "shared.h"	/* BUDGET_MAX */
 
 enum {
 	OPT_DRY_RUN = 256, OPT_SEED, OPT_ON_OUTPUT, OPT_STOP_ON_OUTPUT,

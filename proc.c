@@ -154,11 +154,15 @@ catch_signals(void)
 void
 proc_init(struct relay *r, int64_t run_deadline)
 {
+	int wake[2];
+
 	io = r;
 	deadline = run_deadline;
 	find_terminal();
 	/* Above stdio, so that a closed stdin or stdout cannot take it. */
-	if (sp_open(handled, NFORWARDED, run_deadline) == -1)
+	if (new_pipe(wake) == -1 || nonblocking(wake[0]) == -1 ||
+	    nonblocking(wake[1]) == -1 ||
+	    sp_open(wake, handled, NFORWARDED, run_deadline) == -1)
 		fatal("self-pipe");
 	catch_signals();
 	if (atexit(abandon_attempt) != 0)
@@ -279,31 +283,6 @@ proc_drain(void)
 				fatal("%s", io->failed);
 			return;
 		}
-	}
-}
-
-/*
- * Waits until fd is ready for events (POLLIN, POLLOUT), a forwarded signal
- * comes, or the monotonic time until passes: a network peer's wait, in
- * the one wait's terms.  Returns 1 when ready (or in error, which the I/O
- * will tell), 0 when until came, -1 when a signal came (sp_caught()
- * has it).  Without proc_init() only the time bounds it.
- */
-int
-proc_wait_fd(int fd, short events, int64_t until)
-{
-	int ready;
-
-	for (;;) {
-		if (sp_any_caught())
-			return -1;
-		if (until != NEVER && monotonic_now() >= until)
-			return 0;
-		if ((ready = sp_poll_one(fd, events, until)) == -1 &&
-		    errno != EINTR)
-			fatal("poll");
-		if (ready == 1)
-			return 1;
 	}
 }
 

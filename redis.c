@@ -89,14 +89,19 @@ redis_close(struct redis *r)
 
 /* ---- The transport: a plain socket ------------------------------------ */
 
-/* Waits for fd, as the one wait does: until, or a signal, ends it. */
+/*
+ * Waits for fd (-1: for until alone) on the self-pipe: until, or a
+ * signal, ends it.  A poll(2) that fails is retry's own failure.
+ */
 static enum redis_io
 wait_fd(int fd, short events, int64_t until)
 {
-	switch (proc_wait_fd(fd, events, until)) {
+	switch (sp_wait_fd(fd, events, until)) {
 	case 0:
 		return REDIS_TIMEOUT;
 	case -1:
+		if (errno != EINTR)
+			fatal("poll");
 		return REDIS_SIGNAL;
 	}
 	return REDIS_DONE;
@@ -155,8 +160,8 @@ dial(struct redis *r, const struct sockaddr *sa, socklen_t len,
 		e = errno;
 		if (e == EAGAIN && sa->sa_family == AF_UNIX) {
 			(void)close(fd);	/* unconnected */
-			if (proc_wait_fd(-1, 0, monotonic_now() + BUSY_NS <
-			    until ? monotonic_now() + BUSY_NS : until) == -1)
+			if (wait_fd(-1, 0, monotonic_now() + BUSY_NS < until ?
+			    monotonic_now() + BUSY_NS : until) == REDIS_SIGNAL)
 				return REDIS_SIGNAL;
 			if (monotonic_now() >= until)
 				return REDIS_TIMEOUT;

@@ -2,8 +2,8 @@
 /*
  * A small client of the Redis protocol (RESP2) over TCP or a Unix socket:
  * one connection, commands as arrays of bulk strings, each reply parsed
- * whole within fixed bounds.  Every wait is the one wait of proc.c, until
- * a time the caller gives, and a signal ends it.
+ * whole within fixed bounds.  Every wait is a poll on the self-pipe
+ * (clock.c), until a time the caller gives, and a signal ends it.
  */
 #ifndef REDIS_H
 #define REDIS_H
@@ -21,7 +21,7 @@
 enum redis_io {
 	REDIS_DONE,		/* a reply came (it may be an error reply) */
 	REDIS_TIMEOUT,		/* until came first */
-	REDIS_SIGNAL,		/* a signal came first: proc_caught() has it */
+	REDIS_SIGNAL,		/* a signal came first: sp_caught() has it */
 	REDIS_FAILED,		/* no reply to be had: r->err says why */
 	REDIS_DENIED		/* AUTH or SELECT refused: r->err says why */
 };

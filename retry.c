@@ -132,7 +132,7 @@ read_command_line(int argc, char *argv[], struct policy *p)
 
 	switch (parse_options(argc, argv, p, err, sizeof(err))) {
 	case PARSED_RUN:
-		msg_verbosity(p->verbosity);
+		say_verbosity(p->verbosity);
 		if (clock_check() == -1)
 			fatal("clock_gettime");
 		if (p->circuit != NULL || p->circuit_command != CIRCUIT_RUN)
@@ -316,7 +316,7 @@ begin_run(const struct policy *p, struct run *r)
 	/* -Q: retry's lines are held with the output, from the first on. */
 	if (p->quiet_unless_failed &&
 	    (hold_all = cron_start(r->writes_until)) != -1) {
-		msg_hold(1);
+		say_hold(1);
 		r->holding = 1;
 	}
 	tell_kind(RUN_BEGINS, p, r);

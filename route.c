@@ -6,6 +6,7 @@
  */
 #include "compat.h"	/* first: the feature macros */
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,9 +324,12 @@ pause_briefly(int64_t until)
 {
 	int64_t now = monotonic_now();
 
-	if (proc_wait_fd(-1, 0, until != NEVER && until - now < TRYAGAIN_NS ?
-	    until : now + TRYAGAIN_NS) == -1)
+	if (sp_wait_fd(-1, 0, until != NEVER && until - now < TRYAGAIN_NS ?
+	    until : now + TRYAGAIN_NS) == -1) {
+		if (errno != EINTR)
+			fatal("poll");
 		return REDIS_SIGNAL;
+	}
 	return monotonic_now() >= until ? REDIS_TIMEOUT : REDIS_DONE;
 }
 

@@ -3,16 +3,96 @@
  * The run's messages on stderr, a listener of its events: the policy
  * (-v), each retry and its delay, every other wait as it begins, the
  * circuit's changes, and the one line on why the run ended, all written
- * as retry(1) shows them.
+ * as retry(1) shows them.  Here too say() and detail(), the run's lines
+ * that any part of retry tells, which -Q's spool holds while it holds.
  */
 #include "compat.h"	/* first: the feature macros */
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
+
+static enum verbosity	 verbosity = NORMAL;
+static int		 held;		/* -Q: the run's lines go into its spool */
+
+/* ---- The run's lines ------------------------------------------------ */
+
+void
+say_verbosity(enum verbosity v)
+{
+	verbosity = v;
+}
+
+/*
+ * Where the run's lines go from now on: -Q's spool (on), which holds them
+ * with the attempts' output until the run's end shows whether they are
+ * for anyone's eyes, or stderr.  A spool that has failed holds nothing:
+ * they go to stderr, after what it held.
+ */
+void
+say_hold(int on)
+{
+	held = on;
+	msg_stderr_afresh();
+}
+
+/* Where the run's lines go now (a hook's output goes the same way). */
+int
+say_fd(void)
+{
+	return held && spool_holding() ? spool_fd() : STDERR_FILENO;
+}
+
+/*
+ * One of the run's lines, formatted as every message is (msg.c), into
+ * -Q's spool while it holds them, else (the spool failed: after what it
+ * held) to stderr.
+ */
+static void
+run_line(const char *fmt, va_list ap)
+{
+	char line[MSGMAX];
+	size_t len;
+	int saved = errno;
+
+	len = msg_format(line, fmt, ap, NULL);
+	if (!held || spool_put(line, len) == -1)
+		msg_put(line, len);
+	errno = saved;
+}
+
+/* A line of the run's story; -q hides it. */
+void
+say(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbosity < NORMAL)
+		return;
+	va_start(ap, fmt);
+	run_line(fmt, ap);
+	va_end(ap);
+}
+
+/* A line that only -v shows. */
+void
+detail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbosity < VERBOSE)
+		return;
+	va_start(ap, fmt);
+	run_line(fmt, ap);
+	va_end(ap);
+}
+
+/* ---- The listener --------------------------------------------------- */
 
 /* -v: the policy as the run understood it, before the first attempt. */
 static void
@@ -22,7 +102,7 @@ say_policy(const struct policy *p, const struct run *r)
 	struct codes retry_on;
 	int i;
 
-	if (!msg_verbose())
+	if (verbosity < VERBOSE)
 		return;		/* formatting it costs a run's start-up */
 	memset(&retry_on, 0, sizeof(retry_on));
 	for (i = 0; i < 256; i++)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * -Q's spool: one file without a name in $TMPDIR holds what the attempts
- * wrote (through the relay) and retry's lines (through the messages), in
+ * wrote (through the relay) and retry's lines (through say.c), in
  * the order written; a second holds the index, the header of each
  * attempt and where its output lies, so that memory stays the same
  * whatever the number of attempts.  When a write into either fails (a
