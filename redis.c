@@ -91,17 +91,19 @@ redis_close(struct redis *r)
 
 /*
  * Waits for fd (-1: for until alone) on the self-pipe: until, or a
- * signal, ends it.  A poll(2) that fails is retry's own failure.
+ * signal, ends it.  A poll(2) that fails (no memory) fails the call, as
+ * any fault of its I/O does: the store fails, and --store-fail says what
+ * the run makes of it.
  */
 static enum redis_io
-wait_fd(int fd, short events, int64_t until)
+wait_fd(struct redis *r, int fd, short events, int64_t until)
 {
 	switch (sp_wait_fd(fd, events, until)) {
 	case 0:
 		return REDIS_TIMEOUT;
 	case -1:
 		if (errno != EINTR)
-			fatal("poll");
+			return failed(r, "poll: %s", strerror(errno));
 		return REDIS_SIGNAL;
 	}
 	return REDIS_DONE;
@@ -160,9 +162,10 @@ dial(struct redis *r, const struct sockaddr *sa, socklen_t len,
 		e = errno;
 		if (e == EAGAIN && sa->sa_family == AF_UNIX) {
 			(void)close(fd);	/* unconnected */
-			if (wait_fd(-1, 0, monotonic_now() + BUSY_NS < until ?
-			    monotonic_now() + BUSY_NS : until) == REDIS_SIGNAL)
-				return REDIS_SIGNAL;
+			if ((io = wait_fd(r, -1, 0, monotonic_now() + BUSY_NS <
+			    until ? monotonic_now() + BUSY_NS : until)) ==
+			    REDIS_SIGNAL || io == REDIS_FAILED)
+				return io;
 			if (monotonic_now() >= until)
 				return REDIS_TIMEOUT;
 			continue;
@@ -172,7 +175,7 @@ dial(struct redis *r, const struct sockaddr *sa, socklen_t len,
 			(void)close(fd);	/* unconnected */
 			return failed(r, "%s", strerror(e));
 		}
-		if ((io = wait_fd(fd, POLLOUT, until)) != REDIS_DONE) {
+		if ((io = wait_fd(r, fd, POLLOUT, until)) != REDIS_DONE) {
 			(void)close(fd);	/* unconnected */
 			return io;
 		}
@@ -201,7 +204,8 @@ send_all(struct redis *r, const char *buf, size_t len, int64_t until)
 			buf += n;
 			len -= (size_t)n;
 		} else if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if ((io = wait_fd(r->fd, POLLOUT, until)) != REDIS_DONE)
+			if ((io = wait_fd(r, r->fd, POLLOUT, until)) !=
+			    REDIS_DONE)
 				return io;
 		} else if (n == -1 && errno != EINTR)
 			return failed(r, "%s", strerror(errno));
@@ -227,7 +231,8 @@ receive(struct redis *r, int64_t until)
 		if (n == 0)
 			return failed(r, "the server closed the connection");
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			if ((io = wait_fd(r->fd, POLLIN, until)) != REDIS_DONE)
+			if ((io = wait_fd(r, r->fd, POLLIN, until)) !=
+			    REDIS_DONE)
 				return io;
 		} else if (errno != EINTR)
 			return failed(r, "%s", strerror(errno));
@@ -320,7 +325,7 @@ read_addresses(struct redis *r, int fd, pid_t pid, int64_t until,
 		else if (k == 0)
 			break;
 		else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			if ((io = wait_fd(fd, POLLIN, until)) != REDIS_DONE)
+			if ((io = wait_fd(r, fd, POLLIN, until)) != REDIS_DONE)
 				break;
 		} else if (errno != EINTR) {
 			io = failed(r, "resolver: %s", strerror(errno));

@@ -320,14 +320,15 @@ redirect(struct route *rt, const struct reply *rep, int *asking,
 
 /* A pause before TRYAGAIN, within until; REDIS_DONE when it ran out. */
 static enum redis_io
-pause_briefly(int64_t until)
+pause_briefly(struct route *rt, int64_t until)
 {
 	int64_t now = monotonic_now();
 
 	if (sp_wait_fd(-1, 0, until != NEVER && until - now < TRYAGAIN_NS ?
 	    until : now + TRYAGAIN_NS) == -1) {
 		if (errno != EINTR)
-			fatal("poll");
+			return route_failed(rt, REDIS_FAILED, "poll: %s",
+			    strerror(errno));
 		return REDIS_SIGNAL;
 	}
 	return monotonic_now() >= until ? REDIS_TIMEOUT : REDIS_DONE;
@@ -389,7 +390,7 @@ route_call(struct route *rt, int64_t until, int argc, const char *const argv[],
 			continue;
 		}
 		if (io == REDIS_DONE && reply_is(*rep, "TRYAGAIN")) {
-			if ((io = pause_briefly(until)) != REDIS_DONE)
+			if ((io = pause_briefly(rt, until)) != REDIS_DONE)
 				return io;
 			continue;
 		}
