@@ -43,9 +43,10 @@ static const char *const state_names[] = { "closed", "open", "half-open" };
 
 /* Byte 0 of the lock file: changing the record; byte 1: the probe. */
 /* Designated: the members of struct flock are in another order on macOS. */
-static const struct flock update_lock = {
+const struct flock circuit_update_lock = {
 	.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1
 };
+#define update_lock	circuit_update_lock
 static const struct flock probe_lock = {
 	.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 1, .l_len = 1
 };
@@ -74,6 +75,14 @@ lock_failed(struct circuit *c, int e)
 {
 	return failure(c, "%s/.%s.lock: %s", c->dir_path, c->sh.name,
 	    strerror(e));
+}
+
+/* The lock could not be waited for (the gate's wait), errno e: said. */
+enum circuit_step
+circuit_lock_failed(struct circuit *c, int e)
+{
+	(void)lock_failed(c, e);
+	return STEP_FAILED;
 }
 
 /* ---- The state directory --------------------------------------------- */
@@ -535,21 +544,22 @@ static struct record rec;	/* the one being changed (8 kB: not on the stack) */
 
 static enum circuit_step end_step(struct circuit *, int);
 
-/* The lock, then the record; a corrupt one is noted for the caller. */
+/*
+ * The lock, then the record; a corrupt one is noted for the caller.  A
+ * lock that another run holds is STEP_BUSY: the caller waits for it, in
+ * the wait that keeps an attempt's stdio moving, which is not this file's
+ * (proc_lock()), and asks again; a lock this process holds is taken again
+ * at once.
+ */
 static enum circuit_step
-begin_step(struct circuit *c, int64_t until)
+begin_step(struct circuit *c)
 {
 	int corrupt;
 
 	c->sh.err[0] = '\0';
-	switch (proc_lock(c->lock, &update_lock, until, &c->sh.signal)) {
-	case LOCK_TAKEN:
-		break;
-	case LOCK_TIMEOUT:
-		return STEP_TIMEOUT;
-	case LOCK_SIGNAL:
-		return STEP_SIGNAL;
-	case LOCK_FAILED:
+	if (fcntl(c->lock, F_SETLK, &update_lock) == -1) {
+		if (errno == EAGAIN || errno == EACCES)
+			return STEP_BUSY;
 		(void)lock_failed(c, errno);
 		return STEP_FAILED;
 	}
@@ -632,30 +642,6 @@ probe_holder(struct circuit *c)
 
 /* ---- The steps ---------------------------------------------------------- */
 
-/*
- * The probe was taken over from a run that is gone: the group of its
- * attempt, if it ran here, is what a run killed with SIGKILL leaves (its
- * leader alone dies with it, where the system allows), and would probe
- * beside this run's.  Ended first, outside the lock, before this run's
- * attempt starts: the probe keeps the others out meanwhile.
- */
-static void
-end_left_group(struct circuit *c, long holder, const struct group_mark *m,
-    int64_t until)
-{
-	struct group_end g;
-
-	c->sh.taken_from = 0;
-	c->sh.end_error = 0;
-	if (proc_end_group(m, until, &g) == -1)
-		c->sh.end_error = errno;
-	else if (g.ended == 0)
-		return;
-	c->sh.taken_from = holder;
-	c->sh.ended = g.ended;
-	c->sh.left = g.left;
-}
-
 /* The record names a probe's group on this host that is not this run's. */
 static int
 group_left_here(const struct circuit *c)
@@ -668,11 +654,13 @@ group_left_here(const struct circuit *c)
  * May an attempt start now?  breaker_admit() says; the probe it asks for
  * is byte 1 of the lock file, taken here when the rules want one, and
  * given back when the budget makes the retry wait.  A probe taken over
- * from a run that is gone: what its attempt left on this host is ended
- * first, outside the lock.
+ * from a run that is gone: the group its attempt left on this host, and
+ * the process that held it, go into c->left and c->left_by, for the
+ * caller to end before this run's attempt starts (the probe keeps the
+ * others out meanwhile).
  */
 enum circuit_step
-circuit_admit(struct circuit *c, int64_t until, const struct admit_ask *a,
+circuit_admit(struct circuit *c, const struct admit_ask *a,
     enum admission *v, int64_t *wait)
 {
 	struct group_mark left = { 0, 0, 0 };
@@ -681,7 +669,7 @@ circuit_admit(struct circuit *c, int64_t until, const struct admit_ask *a,
 	enum circuit_step s;
 	int changed = 0, got = 0;
 
-	if ((s = begin_step(c, until)) != STEP_DONE)
+	if ((s = begin_step(c)) != STEP_DONE)
 		return s;
 	now = realtime_now();
 	if (breaker_wants_probe(&rec.b, now) &&
@@ -705,30 +693,30 @@ circuit_admit(struct circuit *c, int64_t until, const struct admit_ask *a,
 	}
 	/* The group stays named until this run's replaces it: a run
 	 * killed meanwhile leaves it for the next. */
-	if ((s = end_step(c, changed)) == STEP_DONE && *v == ADMIT_PROBE &&
-	    left.pgid != 0)
-		end_left_group(c, holder, &left, until);
+	s = end_step(c, changed);
+	c->left = left;
+	c->left_by = holder;
+	if (s != STEP_DONE || *v != ADMIT_PROBE)
+		memset(&c->left, 0, sizeof(c->left));
 	return s;
 }
 
 /*
- * The probe's attempt has started, in process group pgid: named in the
- * record with its mark and this host, for a run that takes the probe
- * over should this one be killed.  Nothing where the system cannot mark
- * it (not Linux), or without a host's name to match.
+ * The probe's attempt has started, its process group marked m (the
+ * caller's, from proc_mark_group()): named in the record with this host,
+ * for a run that takes the probe over should this one be killed.  Nothing
+ * without a host's name to match.
  */
 enum circuit_step
-circuit_probe_group(struct circuit *c, long pgid, int64_t until)
+circuit_probe_group(struct circuit *c, const struct group_mark *m)
 {
-	struct group_mark m;
 	enum circuit_step s;
 
-	if (!c->sh.probing || c->host[0] == '\0' ||
-	    proc_mark_group(pgid, &m) == -1 || m.start > INT64_MAX)
+	if (!c->sh.probing || c->host[0] == '\0' || m->start > INT64_MAX)
 		return STEP_DONE;
-	if ((s = begin_step(c, until)) != STEP_DONE)
+	if ((s = begin_step(c)) != STEP_DONE)
 		return s;
-	rec.group = m;
+	rec.group = *m;
 	(void)snprintf(rec.host, sizeof(rec.host), "%s", c->host);
 	return end_step(c, 1);
 }
@@ -740,14 +728,14 @@ circuit_probe_group(struct circuit *c, long pgid, int64_t until)
  * whether this end opened the circuit or closed it again.
  */
 enum circuit_step
-circuit_result(struct circuit *c, int64_t until, int success,
-    const struct breaker *b, double u)
+circuit_result(struct circuit *c, int success, const struct breaker *b,
+    double u)
 {
 	enum circuit_step s;
 	int changed = 0;
 
 	c->sh.turned = TURN_NONE;
-	if ((s = begin_step(c, until)) == STEP_DONE) {
+	if ((s = begin_step(c)) == STEP_DONE) {
 		c->sh.turned = breaker_result(&rec.b, b, success,
 		    c->sh.probing, u, realtime_now(), &changed);
 		if (success || c->sh.turned == TURN_OPENED)
@@ -774,11 +762,11 @@ circuit_result(struct circuit *c, int64_t until, int success,
  * flake count of --circuit-status.
  */
 enum circuit_step
-circuit_run_ended(struct circuit *c, int64_t until, enum run_kind kind)
+circuit_run_ended(struct circuit *c, enum run_kind kind)
 {
 	enum circuit_step s;
 
-	if ((s = begin_step(c, until)) != STEP_DONE)
+	if ((s = begin_step(c)) != STEP_DONE)
 		return s;
 	breaker_run_ended(&rec.b, kind);
 	return end_step(c, 1);
@@ -790,7 +778,7 @@ circuit_reset(struct circuit *c)
 {
 	enum circuit_step s;
 
-	if ((s = begin_step(c, NEVER)) != STEP_DONE)
+	if ((s = begin_step(c)) != STEP_DONE)
 		return s;
 	memset(&rec, 0, sizeof(rec));
 	return end_step(c, 1);

@@ -9,6 +9,8 @@
 
 #include <sys/types.h>
 
+#include <fcntl.h>
+
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,16 +32,22 @@ struct circuit {
 	int		 missing;	/* reading only: no state directory yet */
 	int		 found;		/* the last read found a record */
 	char		 host[HOST_MAX + 1];	/* this host's name, or "" */
+	struct group_mark left;		/* an admit step took the probe over:
+					 * the group its attempt left here */
+	long		 left_by;	/* and the gone process that held it */
 };
 
+extern const struct flock circuit_update_lock;	/* the record's lock */
+
 int		 circuit_open(struct circuit *, const char *, int);
-enum circuit_step	 circuit_admit(struct circuit *, int64_t,
-		    const struct admit_ask *, enum admission *, int64_t *);
-enum circuit_step	 circuit_probe_group(struct circuit *, long, int64_t);
-enum circuit_step	 circuit_result(struct circuit *, int64_t, int,
+enum circuit_step	 circuit_admit(struct circuit *, const struct admit_ask *,
+		    enum admission *, int64_t *);
+enum circuit_step	 circuit_probe_group(struct circuit *,
+		    const struct group_mark *);
+enum circuit_step	 circuit_result(struct circuit *, int,
 		    const struct breaker *, double);
-enum circuit_step	 circuit_run_ended(struct circuit *, int64_t,
-		    enum run_kind);
+enum circuit_step	 circuit_run_ended(struct circuit *, enum run_kind);
+enum circuit_step	 circuit_lock_failed(struct circuit *, int);
 enum circuit_step	 circuit_reset(struct circuit *);
 enum circuit_step	 circuit_view(struct circuit *, struct circuit_view *);
 int		 circuit_print(FILE *, const char *, const struct circuit_view *);

@@ -24,35 +24,81 @@ static int		 off;	/* the store failed, --store-fail open */
 
 /* ---- The two backends, one interface ------------------------------ */
 
+/*
+ * The record's lock, held by another run (STEP_BUSY): waited for here, in
+ * proc.c's wait, which keeps an attempt's stdio moving and which a signal
+ * or until ends; then the step asks again and finds the lock this run's.
+ * Any other answer of the step passes through.
+ */
+static enum circuit_step
+lock_wait(enum circuit_step s, int64_t until)
+{
+	if (s != STEP_BUSY)
+		return s;
+	switch (proc_lock(circuit.lock, &circuit_update_lock, until,
+	    &sh->signal)) {
+	case LOCK_TAKEN:
+		return STEP_BUSY;	/* the step, again */
+	case LOCK_TIMEOUT:
+		return STEP_TIMEOUT;
+	case LOCK_SIGNAL:
+		return STEP_SIGNAL;
+	case LOCK_FAILED:
+		break;
+	}
+	return circuit_lock_failed(&circuit, errno);
+}
+
 static enum circuit_step
 step_admit(int64_t until, const struct admit_ask *a, enum admission *v,
     int64_t *wait)
 {
+	enum circuit_step s;
+
 	if (on_store)
 		return store_admit(sh, until, a, v, wait);
-	return circuit_admit(&circuit, until, a, v, wait);
+	while ((s = lock_wait(circuit_admit(&circuit, a, v, wait), until)) ==
+	    STEP_BUSY)
+		continue;
+	return s;
 }
 
 static enum circuit_step
 step_result(int64_t until, int success, const struct breaker *b, double u)
 {
+	enum circuit_step s;
+
 	if (on_store)
 		return store_result(sh, until, success, b, u);
-	return circuit_result(&circuit, until, success, b, u);
+	while ((s = lock_wait(circuit_result(&circuit, success, b, u),
+	    until)) == STEP_BUSY)
+		continue;
+	return s;
 }
 
 static enum circuit_step
 step_run_ended(int64_t until, enum run_kind kind)
 {
+	enum circuit_step s;
+
 	if (on_store)
 		return store_run_ended(sh, until, kind);
-	return circuit_run_ended(&circuit, until, kind);
+	while ((s = lock_wait(circuit_run_ended(&circuit, kind), until)) ==
+	    STEP_BUSY)
+		continue;
+	return s;
 }
 
 static enum circuit_step
 step_reset(void)
 {
-	return on_store ? store_reset(sh) : circuit_reset(&circuit);
+	enum circuit_step s;
+
+	if (on_store)
+		return store_reset(sh);
+	while ((s = lock_wait(circuit_reset(&circuit), NEVER)) == STEP_BUSY)
+		continue;
+	return s;
 }
 
 static enum circuit_step
@@ -186,6 +232,7 @@ step_answer(const struct policy *p, enum circuit_step s)
 	}
 	switch (s) {
 	case STEP_DONE:
+	case STEP_BUSY:		/* lock_wait() takes it: never here */
 		break;
 	case STEP_TIMEOUT:
 		return end(DEADLINE, 0);
@@ -210,6 +257,32 @@ wait_for(enum wait_reason reason, int64_t wait, enum outcome why)
 	g.wait = wait;
 	g.end = why;
 	return g;
+}
+
+/*
+ * The probe was taken over from a run that is gone: the group of its
+ * attempt, if it ran here, is what a run killed with SIGKILL leaves (its
+ * leader alone dies with it, where the system allows), and would probe
+ * beside this run's.  Ended first, outside the lock, before this run's
+ * attempt starts: the probe keeps the others out meanwhile.
+ */
+static void
+end_left_group(int64_t until)
+{
+	struct group_end g;
+
+	sh->taken_from = 0;
+	sh->end_error = 0;
+	if (on_store || circuit.left.pgid == 0)
+		return;
+	if (proc_end_group(&circuit.left, until, &g) == -1)
+		sh->end_error = errno;
+	memset(&circuit.left, 0, sizeof(circuit.left));
+	if (sh->end_error == 0 && g.ended == 0)
+		return;
+	sh->taken_from = circuit.left_by;
+	sh->ended = sh->end_error == 0 ? g.ended : 0;
+	sh->left = sh->end_error == 0 ? g.left : 0;
 }
 
 /*
@@ -256,6 +329,7 @@ gate_admit(const struct policy *p, int retrying, int64_t until,
 	if (p->circuit == NULL || off)
 		return go();
 	g = step_answer(p, step_admit(until, &a, &v, &wait));
+	end_left_group(until);
 	say_taken_over(p);
 	if (g.kind != GATE_GO || g.store_failed != NULL)
 		return g;
@@ -295,15 +369,25 @@ renew_lease(int64_t until)
 
 /*
  * The probe's attempt has started: its group goes into the record (not
- * on a store, whose lease has its own end), by until.  Returns a signal
- * that came while the record was locked, for the watch to forward.  A
- * record that cannot be written is retry's own failure, as in any step.
+ * on a store, whose lease has its own end), by until, where the system
+ * can mark it (Linux).  Returns a signal that came while the record was
+ * locked, for the watch to forward.  A record that cannot be written is
+ * retry's own failure, as in any step.
  */
 static int
 note_group(long pgid, int64_t until)
 {
-	switch (circuit_probe_group(&circuit, pgid, until)) {
+	struct group_mark m;
+	enum circuit_step s;
+
+	if (!sh->probing || proc_mark_group(pgid, &m) == -1)
+		return 0;
+	while ((s = lock_wait(circuit_probe_group(&circuit, &m), until)) ==
+	    STEP_BUSY)
+		continue;
+	switch (s) {
 	case STEP_DONE:
+	case STEP_BUSY:
 		break;
 	case STEP_SIGNAL:
 		return sh->signal;

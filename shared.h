@@ -25,7 +25,8 @@ enum circuit_step {
 	STEP_TIMEOUT,		/* the wait for the record reached until */
 	STEP_SIGNAL,		/* a signal came while waiting: c->signal */
 	STEP_FAILED,		/* the record cannot be used: c->err says why */
-	STEP_STORE		/* --store failed: c->err says why, c->denied */
+	STEP_STORE,		/* --store failed: c->err says why, c->denied */
+	STEP_BUSY		/* the record: another run holds its lock */
 };
 
 /* May an attempt start now? */
