@@ -285,7 +285,8 @@ read_rules(void)
 
 	if (done)
 		return done;
-	for (i = 0; i < sizeof(rule_text) / sizeof(rule_text[0]); i++)
+	for (i = 0; i < sizeof(rule_text) / sizeof(rule_text[0]) &&
+	    len < sizeof(text); i++)
 		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s\n",
 		    rule_text[i]);
 	done = -1;
@@ -450,14 +451,21 @@ prune(struct run *r, double x)
 	r->listed |= old > 0;
 }
 
+/*
+ * t at the end of the list.  A time in ns is not one double: the last
+ * time, exact, stays the floor, so that the list stays oldest first.
+ */
 static void
 add(struct run *r, double t)
 {
 	struct breaker_state *s = r->s;
+	int64_t v = (int64_t)t;
 
 	if (s->nretries == BUDGET_MAX)	/* n is at most BUDGET_MAX */
 		return;
-	s->retries[s->nretries++] = (int64_t)t;
+	if (s->nretries > 0 && v < s->retries[s->nretries - 1])
+		v = s->retries[s->nretries - 1];
+	s->retries[s->nretries++] = v;
 	r->listed = 1;
 }
 

@@ -672,16 +672,18 @@ circuit_admit(struct circuit *c, const struct admit_ask *a,
 	if ((s = begin_step(c)) != STEP_DONE)
 		return s;
 	now = realtime_now();
-	if (breaker_wants_probe(&rec.b, now) &&
-	    (got = c->sh.probing ? 1 : take_probe(c)) == -1) {
-		(void)end_step(c, 0);
-		return STEP_FAILED;
+	/* The probe is taken, or found this run's, only when wanted. */
+	if (breaker_wants_probe(&rec.b, now)) {
+		if ((got = c->sh.probing ? 1 : take_probe(c)) == -1) {
+			(void)end_step(c, 0);
+			return STEP_FAILED;
+		}
+		if (got && !c->sh.probing && group_left_here(c)) {
+			left = rec.group;
+			holder = rec.probe;
+		}
+		c->sh.probing = got;
 	}
-	if (got && !c->sh.probing && group_left_here(c)) {
-		left = rec.group;
-		holder = rec.probe;
-	}
-	c->sh.probing = got;
 	*v = breaker_admit(&rec.b, a, got, now, wait, &changed);
 	if (*v == ADMIT_BUDGET && c->sh.probing && drop_probe(c) == -1) {
 		(void)end_step(c, changed);
@@ -735,7 +737,10 @@ circuit_result(struct circuit *c, int success, const struct breaker *b,
 	int changed = 0;
 
 	c->sh.turned = TURN_NONE;
-	if ((s = begin_step(c)) == STEP_DONE) {
+	/* Busy: the caller asks again, the probe still this run's. */
+	if ((s = begin_step(c)) == STEP_BUSY)
+		return s;
+	if (s == STEP_DONE) {
 		c->sh.turned = breaker_result(&rec.b, b, success,
 		    c->sh.probing, u, realtime_now(), &changed);
 		if (success || c->sh.turned == TURN_OPENED)

@@ -117,6 +117,9 @@ rules() {
 	closed budget=2/1000 retries=100,150 | admit now=1100 retry ask=2/1000 | go changed: closed failures=0 openings=0 budget=2/1000 retries=150,1100
 	# A clock that went back: the times stay oldest first.
 	closed budget=3/1000 retries=500 | admit now=400 retry ask=3/1000 | go changed: closed failures=0 openings=0 budget=3/1000 retries=500,500
+	# The same with times of today in ns, beyond a double's 53 bits: the
+	# last time, exact, stays the floor.
+	closed budget=3/1000000 retries=1800000000000000145 | admit now=1800000000000000000 retry ask=3/1000000 | go changed: closed failures=0 openings=0 budget=3/1000000 retries=1800000000000000145,1800000000000000256
 	EOF
 }
 

@@ -608,6 +608,35 @@ field_of() {
 	[ "${lines[3]}" = "openings:  0 in a row" ]
 }
 
+@test "a probe's end waits for the record another run has locked, and still counts as the probe's: the circuit opens again" {
+	run -1 "$RETRY" -q -n1 --circuit hl --trip 1 --cool 1ms false
+	sleep 0.01	# past the cool-down: the next run probes
+	"$RETRY" -n1 --circuit hl --trip 1 --cool 1h sh -c '
+		touch started; until [ -e go ]; do sleep 0.01; done; exit 1' \
+	    2>probe.err &
+	local probe=$! holder
+	later "$probe"
+	wait_for started
+	# Byte 0 alone, the change's: byte 1 is the probe's, held by it.
+	hold-lock "$RETRY_STATE_DIR/.hl.lock" ready 0 &
+	holder=$!
+	later "$holder"
+	wait_for ready
+	touch go
+	sleep 0.2	# the probe's run now waits for the lock
+	alive "$probe"
+	kill -TERM "$holder"
+	wait "$holder" || true
+	local st=0
+	wait "$probe" || st=$?
+	[ "$st" -eq 1 ]
+	grep -qx 'retry: circuit hl opened after 2 failures in a row' probe.err
+	[ "$(rec hl state)" = open ]
+	[ "$(rec hl openings)" = 2 ]
+	[ "$(rec hl probe)" = 0 ]
+	! grep -q '^probe-group' "$RETRY_STATE_DIR/hl"
+}
+
 @test "the cool-down doubles per opening in a row, up to --cap" {
 	local round at
 	# (bats 1.8's run clobbers a variable named i.)

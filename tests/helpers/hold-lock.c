@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * hold-lock FILE READY: takes an fcntl(2) write lock on FILE, the kind retry
- * takes on a record, creates READY and holds the lock until killed.
+ * hold-lock FILE READY [BYTE]: takes an fcntl(2) write lock on FILE (on
+ * its byte BYTE alone, as retry locks a record's lock file byte by byte),
+ * creates READY and holds the lock until killed.
  */
 #include "../../compat.h"	/* first: the feature macros */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,8 +19,8 @@ main(int argc, char *argv[])
 	struct flock fl;
 	int fd;
 
-	if (argc != 3) {
-		(void)fprintf(stderr, "usage: hold-lock file ready\n");
+	if (argc != 3 && argc != 4) {
+		(void)fprintf(stderr, "usage: hold-lock file ready [byte]\n");
 		return 2;
 	}
 	if ((fd = open(argv[1], O_RDWR)) == -1)
@@ -26,6 +28,10 @@ main(int argc, char *argv[])
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = F_WRLCK;
 	fl.l_whence = SEEK_SET;		/* l_start and l_len 0: all of it */
+	if (argc == 4) {
+		fl.l_start = (off_t)atoi(argv[3]);
+		fl.l_len = 1;
+	}
 	while (fcntl(fd, F_SETLKW, &fl) == -1)
 		if (errno != EINTR)
 			goto fail;
