@@ -319,7 +319,8 @@ program(const char *name)
 /* A program's run: the values of every name, the state's lists. */
 struct run {
 	double		 v[NNAMES];
-	struct breaker_state *s;
+	const struct breaker_state *seen;	/* what the program reads */
+	struct breaker_state *s;	/* what it changes; NULL: a question */
 	char		 kind;		/* ended: the run's letter */
 	int		 listed;	/* the retries or runs changed */
 	int		 returned;
@@ -355,7 +356,7 @@ pow2(double x)
 static double
 list_op(struct run *r, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
-	struct breaker_state *s = r->s;
+	const struct breaker_state *s = r->seen;
 	double x = nd->n > 0 ? eval(r, kid(nd, 0)) : 0, n = 0;
 	size_t i;
 
@@ -436,11 +437,23 @@ eval(struct run *r, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 	return arith(w, eval(r, kid(nd, 0)), eval(r, kid(nd, 1)));
 }
 
+/*
+ * The state a program changes.  A question (ask()) whose program would
+ * change it: the rules are wrong, and no answer of theirs is made up.
+ */
+static struct breaker_state *
+changing(struct run *r)
+{
+	if (r->s == NULL)
+		abort();
+	return r->s;
+}
+
 /* The retries at or before x leave the list. */
 static void
 prune(struct run *r, double x)
 {
-	struct breaker_state *s = r->s;
+	struct breaker_state *s = changing(r);
 	size_t old = 0, i;
 
 	while (old < s->nretries && (double)s->retries[old] <= x)
@@ -458,7 +471,7 @@ prune(struct run *r, double x)
 static void
 add(struct run *r, double t)
 {
-	struct breaker_state *s = r->s;
+	struct breaker_state *s = changing(r);
 	int64_t v = (int64_t)t;
 
 	if (s->nretries == BUDGET_MAX)	/* n is at most BUDGET_MAX */
@@ -472,7 +485,7 @@ add(struct run *r, double t)
 static void
 append(struct run *r)
 {
-	struct breaker_state *s = r->s;
+	struct breaker_state *s = changing(r);
 
 	if (s->nruns == RUNS_MAX) {
 		memmove(s->runs, s->runs + 1, RUNS_MAX - 1);
@@ -515,10 +528,10 @@ exec(struct run *r, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 
 /* The state's fields into the run's names, and back. */
 static void
-load_fields(struct run *r, struct breaker_state *s)
+load_fields(struct run *r, const struct breaker_state *s)
 {
 	memset(r, 0, sizeof(*r));
-	r->s = s;
+	r->seen = s;
 	r->v[0] = (double)s->state;
 	r->v[1] = (double)s->failures;
 	r->v[2] = (double)s->openings;
@@ -744,16 +757,22 @@ breaker_lua(char *buf, size_t size)
 
 /* ---- What the backends ask --------------------------------------------- */
 
+/* A question to the rules, which changes nothing: the program's answer. */
+static double
+ask(const struct breaker_state *s, const char *name, int64_t now)
+{
+	struct run r;
+
+	load_fields(&r, s);
+	r.v[slot("now")] = (double)now;
+	run_program(&r, name);
+	return r.answer[0];
+}
+
 int
 breaker_wants_probe(const struct breaker_state *s, int64_t now)
 {
-	struct breaker_state copy = *s;
-	struct run r;
-
-	load_fields(&r, &copy);
-	r.v[slot("now")] = (double)now;
-	run_program(&r, "wants");
-	return r.answer[0] != 0;
+	return ask(s, "wants", now) != 0;
 }
 
 /*
@@ -767,6 +786,7 @@ breaker_admit(struct breaker_state *s, const struct admit_ask *a,
 	struct run r;
 
 	load_fields(&r, s);
+	r.s = s;
 	r.v[slot("now")] = (double)now;
 	r.v[slot("n")] = (double)a->budget;
 	r.v[slot("window")] = (double)a->window;
@@ -786,6 +806,7 @@ breaker_result(struct breaker_state *s, const struct breaker *b,
 	struct run r;
 
 	load_fields(&r, s);
+	r.s = s;
 	r.v[slot("now")] = (double)now;
 	r.v[slot("success")] = success;
 	r.v[slot("probing")] = probing;
@@ -805,6 +826,7 @@ breaker_run_ended(struct breaker_state *s, enum run_kind kind)
 	struct run r;
 
 	load_fields(&r, s);
+	r.s = s;
 	r.kind = (char)kind;
 	run_program(&r, "ended");
 }
@@ -813,13 +835,7 @@ breaker_run_ended(struct breaker_state *s, enum run_kind kind)
 long
 breaker_retries_within(const struct breaker_state *s, int64_t now)
 {
-	struct breaker_state copy = *s;
-	struct run r;
-
-	load_fields(&r, &copy);
-	r.v[slot("now")] = (double)now;
-	run_program(&r, "within");
-	return (long)r.answer[0];
+	return (long)ask(s, "within", now);
 }
 
 /*

@@ -17,6 +17,7 @@ int
 main(int argc, char *argv[])
 {
 	struct flock fl;
+	char *end;
 	int fd;
 
 	if (argc != 3 && argc != 4) {
@@ -29,8 +30,13 @@ main(int argc, char *argv[])
 	fl.l_type = F_WRLCK;
 	fl.l_whence = SEEK_SET;		/* l_start and l_len 0: all of it */
 	if (argc == 4) {
-		fl.l_start = (off_t)atoi(argv[3]);
+		fl.l_start = (off_t)strtol(argv[3], &end, 10);
 		fl.l_len = 1;
+		if (*argv[3] == '\0' || *end != '\0' || fl.l_start < 0) {
+			(void)fprintf(stderr, "hold-lock: %s: not a byte\n",
+			    argv[3]);
+			return 2;
+		}
 	}
 	while (fcntl(fd, F_SETLKW, &fl) == -1)
 		if (errno != EINTR)
