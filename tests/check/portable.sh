@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 # FreeBSD: no package here ships its headers.  macOS: each source compiled
 # (-fsyntax-only, -Werror) for x86_64-apple-darwin against the macOS 13
 # headers that zig 0.11 ships.  bench/ is Linux's only and is left out.
-inc=.deps/macos-include
+inc=.deps/zig/lib/libc/include
 srcs="$SRCS $(for p in $TESTPROGS; do echo "$p.c"; done)"
 srcs="$srcs $(for f in $FUZZERS; do echo "tests/fuzz/fuzz_${f##*/}.c"; done)"
 sh tests/check/portable-audit $srcs $HDRS tests/helpers/signal-names.h

@@ -1,0 +1,176 @@
+#!/bin/sh
+# SPDX-License-Identifier: ISC
+# make release: into release/, what a user downloads: the source tarball
+# of make dist, a static binary per architecture (zig's cc, which brings
+# musl for each; HACKING.md, Releases, says why), two Debian packages made
+# from the x86_64 and aarch64 binaries, SHA256SUMS over them all, and with
+# SIGN=minisign (MINISIGN_KEY=FILE) a .minisig beside each.  A tree whose
+# NEWS has no entry for VERSION is refused.
+set -eu
+cd "$(dirname "$0")/../.."
+umask 022
+out=release
+pkg=retry-backoff
+ZIG=${ZIG:-.deps/zig/zig}
+# zig keeps the musl it builds per target here; make deps fills it, so
+# that a release only compiles retry.
+export ZIG_GLOBAL_CACHE_DIR="${ZIG_GLOBAL_CACHE_DIR:-$(pwd)/.deps/zig-cache}"
+export ZIG_LOCAL_CACHE_DIR="$ZIG_GLOBAL_CACHE_DIR"
+
+# news_has_entry: NEWS has a heading for VERSION, a line "VERSION" or
+# "VERSION (...)" underlined with '=', as every release's is.
+news_has_entry() {
+	awk -v v="$VERSION" '
+	    prev != "" && /^=+$/ && (prev == v || index(prev, v " (") == 1) { found = 1 }
+	    { prev = $0 }
+	    END { exit !found }' NEWS
+}
+
+# build ARCH TARGET [FLAG ...]: release/retry-VERSION-linux-ARCH, static
+# and stripped, with the warnings and optimisation of the normal build.
+build() {
+	arch=$1 target=$2
+	shift 2
+	set -x
+	# shellcheck disable=SC2086 # each holds several flags
+	"$ZIG" cc -target "$target" "$@" $OUR_CFLAGS $OUR_CPPFLAGS \
+	    $DEFAULT_CFLAGS -static -s -o "$out/retry-$VERSION-linux-$arch" $SRCS
+	{ set +x; } 2>/dev/null
+}
+
+# stage DIR ARCH: the files of the package under DIR, as make install
+# lays them out for a package (HACKING.md, Installing and packaging), with
+# the release binary of ARCH in place of ./retry and Debian's documents.
+stage() {
+	root=$1 arch=$2 doc=$1/usr/share/doc/$pkg
+	${MAKE:-make} -s install PREFIX=/usr DESTDIR="$root" \
+	    ZSHCOMPDIR=/usr/share/zsh/vendor-completions \
+	    FISHCOMPDIR=/usr/share/fish/vendor_completions.d >/dev/null
+	install -m 755 "$out/retry-$VERSION-linux-$arch" "$root/usr/bin/retry"
+	gzip -9 -n "$root"/usr/share/man/man?/*
+	install -d -m 755 "$doc"
+	copyright >"$doc/copyright"
+	gzip -9 -n -c NEWS >"$doc/changelog.gz"
+	changelog | gzip -9 -n >"$doc/changelog.Debian.gz"
+	install -d -m 755 "$root/usr/share/lintian/overrides"
+	overrides >"$root/usr/share/lintian/overrides/$pkg"
+}
+
+copyright() {
+	cat <<EOF
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: retry
+
+Files: *
+Copyright: $(sed -n 's/^Copyright (c) //p' LICENSE)
+License: ISC
+EOF
+	sed -n '/^Permission/,$p' LICENSE | sed 's/^$/./; s/^/ /'
+}
+
+changelog() {
+	cat <<EOF
+$pkg ($VERSION-1) unstable; urgency=medium
+
+  * retry $VERSION, from its release binaries (NEWS: changelog.gz).
+
+ -- $maintainer  $(date -u -d "@$SOURCE_DATE_EPOCH" -R)
+EOF
+}
+
+# Each override says why, as lintian asks.
+overrides() {
+	cat <<EOF
+# retry is linked statically against musl on purpose: the same binary
+# runs on any Linux of its architecture, and the package ships the very
+# file that SHA256SUMS lists and make check-release tested.
+$pkg: statically-linked-binary [usr/bin/retry]
+# This package is made and published by retry's authors beside the
+# release binaries, not uploaded to Debian, so no bug of Debian's asks
+# for it and there is none to close.
+$pkg: initial-upload-closes-no-bugs [usr/share/doc/$pkg/changelog.Debian.gz:1]
+EOF
+}
+
+# control DIR DEBARCH: DEBIAN/control.  Debian's own retry (another tool,
+# whose command line differs) owns the name and /usr/bin/retry: Conflicts
+# and Replaces make installing this one an explicit, prompted replacement
+# that apt-get upgrade never does by itself; no Provides, since scripts
+# written for that retry would not run with this one.
+control() {
+	size=$(du -sk --exclude=DEBIAN "$1" | cut -f1)
+	cat <<EOF
+Package: $pkg
+Version: $VERSION-1
+Architecture: $2
+Maintainer: $maintainer
+Installed-Size: $size
+Conflicts: retry
+Replaces: retry
+Section: utils
+Priority: optional
+Description: run a command again, with backoff, jitter and a circuit breaker
+ retry runs a command and, when it fails with an exit status on its retry
+ list, runs it again after a delay that grows exponentially and is spread
+ by jitter, until it succeeds, the attempts run out or a deadline passes.
+ Runs that name the same circuit share a breaker and a retry budget, on
+ one host or through Redis.
+ .
+ This is not the retry of Debian's package "retry", whose options differ:
+ installing this package replaces that one.
+EOF
+}
+
+# deb ARCH DEBARCH: release/retry-backoff_VERSION-1_DEBARCH.deb.
+deb() {
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/retry-deb.XXXXXX")
+	# shellcheck disable=SC2064 # the directory of this call
+	trap "rm -rf '$dir'" EXIT
+	stage "$dir/root" "$1"
+	install -d -m 755 "$dir/root/DEBIAN"
+	control "$dir/root" "$2" >"$dir/root/DEBIAN/control"
+	(cd "$dir/root" && find usr -type f | LC_ALL=C sort | xargs md5sum) \
+	    >"$dir/root/DEBIAN/md5sums"
+	chmod 644 "$dir/root/DEBIAN/md5sums"
+	dpkg-deb --root-owner-group -Zxz --build "$dir/root" \
+	    "$out/${pkg}_$VERSION-1_$2.deb" >/dev/null
+	rm -rf "$dir"
+}
+
+if ! news_has_entry; then
+	echo "make release: NEWS has no entry for $VERSION: add a heading '$VERSION (YYYY-MM-DD)' underlined with '='" >&2
+	exit 1
+fi
+if [ ! -x "$ZIG" ]; then
+	echo "make release: no zig at $ZIG: make deps (or ZIG=/path/to/zig)" >&2
+	exit 1
+fi
+if [ -n "${SIGN:-}" ] && { [ "$SIGN" != minisign ] || [ ! -r "${MINISIGN_KEY:-}" ]; }; then
+	echo "make release: SIGN=minisign needs MINISIGN_KEY=FILE, a readable minisign secret key" >&2
+	exit 1
+fi
+maintainer='The retry authors <retry@users.noreply.github.com>'
+# The packages' dates and files' times come from the last commit, so that
+# the same tree makes the same packages.
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null ||
+    date -r NEWS +%s)}
+export SOURCE_DATE_EPOCH
+rm -rf "$out"
+mkdir "$out"
+tarball=$(VERSION=$VERSION sh tests/check/dist.sh)
+mv "$tarball" "$out/"
+build x86_64 x86_64-linux-musl
+build aarch64 aarch64-linux-musl
+# ARMv7 with hardware floating point: the Raspberry Pi 2 and later.
+build armv7 arm-linux-musleabihf -mcpu=generic+v7a
+build riscv64 riscv64-linux-musl
+deb x86_64 amd64
+deb aarch64 arm64
+cd "$out"
+sha256sum -- * >SHA256SUMS
+if [ "${SIGN:-}" = minisign ]; then
+	for f in *; do
+		minisign -S -s "$MINISIGN_KEY" -m "$f" -t "retry $VERSION: $f"
+	done
+fi
+ls -l
