@@ -5,8 +5,9 @@
 # calling a script of tests/check/ whose header says what it checks: check
 # (CI, after make test: every check-* but check-load, then fuzz), check-load
 # (ROUNDS=5), fuzz (FUZZTIME=60), deps (as root: what check needs), dist,
-# distcheck; bench (QUICK=1) runs bench/.
-VERSION = 0.3.0
+# distcheck, release (SIGN=minisign MINISIGN_KEY=FILE), check-release;
+# bench (QUICK=1) runs bench/.
+VERSION = 0.4.0
 
 # CC, CFLAGS, CPPFLAGS and LDFLAGS are the user's, from the environment or
 # the command line.  bmake's sys.mk sets CFLAGS, so our -O2 -g is not
@@ -46,7 +47,8 @@ COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
 
 .PHONY: all test install uninstall clean check check-build check-static \
 	check-valgrind check-sanitize check-musl check-busybox check-portable \
-	check-load fuzz deps dist distcheck bench bench-helpers bench-store static
+	check-load fuzz deps dist distcheck release check-release bench \
+	bench-helpers bench-store static
 
 all: retry
 retry: $(SRCS) $(HDRS) Makefile
@@ -102,10 +104,14 @@ check-busybox: retry $(TESTPROGS) ; sh tests/check/busybox-run $(RUNBATS) tests
 check-portable: ; @$(CHECKENV) sh tests/check/portable.sh
 check-load: retry $(TESTPROGS) ; @BATS='$(BATS)' ROUNDS='$(ROUNDS)' sh tests/check/load.sh
 fuzz: ; @$(CHECKENV) sh tests/check/fuzz.sh
-deps: ; sh tests/check/deps.sh
+deps: ; @$(CHECKENV) sh tests/check/deps.sh
 dist: ; @VERSION='$(VERSION)' sh tests/check/dist.sh
 distcheck: dist ; @VERSION='$(VERSION)' MAKE='$(THISMAKE)' BATS='$(BATS)' \
 	sh tests/check/distcheck.sh
+release: retry ; @$(CHECKENV) VERSION='$(VERSION)' MAKE='$(THISMAKE)' \
+	sh tests/check/release.sh
+check-release: release $(TESTPROGS) ; @$(CHECKENV) VERSION='$(VERSION)' \
+	sh tests/check/release-check.sh
 
 # bench/ (bench/RESULTS.md); QUICK=1, a short run whose results go to
 # $$TMPDIR.  Its helpers are compiled as retry is.
@@ -151,4 +157,4 @@ uninstall:
 DIST = retry-$(VERSION)
 clean:
 	rm -f retry retry-sanitize retry-musl retry-static $(TESTPROGS) $(FUZZERS) $(BENCH_HELPERS)
-	rm -rf tests/fuzz/work $(DIST) $(DIST).tar.gz
+	rm -rf tests/fuzz/work $(DIST) $(DIST).tar.gz release

@@ -434,3 +434,21 @@ srcs() {
 	[ "${#ran[@]}" -ge 8 ]	# the count works: these must run
 	[ "${#ran[@]}" -le 12 ]
 }
+
+@test "make release refuses, in one line and before it writes anything, a version that NEWS has no entry for" {
+	local tree=$BATS_TEST_TMPDIR/tree
+	mkdir -p "$tree/tests/check"
+	cp "$TOP/tests/check/release.sh" "$tree/tests/check/"
+	printf '1.0.0 (2026-01-01)\n==================\n\n- first.\n' >"$tree/NEWS"
+	VERSION=1.0.1 run -1 --separate-stderr sh "$tree/tests/check/release.sh"
+	[ "$stderr" = "make release: NEWS has no entry for 1.0.1: add a heading '1.0.1 (YYYY-MM-DD)' underlined with '='" ]
+	[ ! -e "$tree/release" ]
+	# The heading's text alone is not an entry: it must be underlined.
+	printf '1.0.1 (2026-02-01)\n\n1.0.0 (2026-01-01)\n==================\n' >"$tree/NEWS"
+	VERSION=1.0.1 run -1 --separate-stderr sh "$tree/tests/check/release.sh"
+	[[ "$stderr" == "make release: NEWS has no entry for 1.0.1:"* ]]
+	# With the entry, it goes on to what it needs next.
+	printf '1.0.1 (2026-02-01)\n==================\n' >"$tree/NEWS"
+	ZIG=$tree/no-zig VERSION=1.0.1 run -1 --separate-stderr sh "$tree/tests/check/release.sh"
+	[ "$stderr" = "make release: no zig at $tree/no-zig: make deps (or ZIG=/path/to/zig)" ]
+}
