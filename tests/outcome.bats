@@ -194,6 +194,7 @@ run_ends() {
 }
 
 @test "outcome cannot run: 127 not found, 126 not executable, never retried" {
+	skip_cannot_run_under_qemu
 	run_ends 127 not_retryable \
 	    "^retry: cannot run '\\./nosuch': No such file or directory$" \
 	    127 -- -n 3 ./nosuch

@@ -56,6 +56,7 @@ setup() {
 }
 
 @test "a command not found with a later '--' says that options end at the first operand" {
+	skip_cannot_run_under_qemu
 	run -127 --separate-stderr "$RETRY" -D 5 mins -- true
 	expect_stderr "retry: cannot run 'mins': No such file or directory (options end at the first operand: a value has no spaces)"
 	run -127 --separate-stderr "$RETRY" no-such-command
@@ -180,6 +181,7 @@ retry: attempt 3/3 failed with exit 3; giving up: no attempts left"
 }
 
 @test "a command that does not exist: 127, one attempt, never retried" {
+	skip_cannot_run_under_qemu
 	run -127 --separate-stderr "$RETRY" -b 10s p-no-such-command
 	[ "$output" = "" ]
 	expect_stderr "retry: cannot run 'p-no-such-command': No such file or directory"
@@ -193,6 +195,7 @@ retry: attempt 3/3 failed with exit 3; giving up: no attempts left"
 }
 
 @test "an empty command name: 127 'No such file or directory', as a shell and env(1) say" {
+	skip_cannot_run_under_qemu
 	run -127 --separate-stderr "$RETRY" -b 10s ''
 	expect_stderr "retry: cannot run '': No such file or directory"
 	# Whatever PATH holds: an empty entry or a directory is no command.
@@ -206,6 +209,7 @@ retry: attempt 3/3 failed with exit 3; giving up: no attempts left"
 }
 
 @test "a file that cannot be executed: 126, one attempt, never retried" {
+	skip_cannot_run_under_qemu
 	printf '#!/bin/sh\necho ran >>st\n' >notexec
 	chmod 644 notexec
 	mkdir adir
