@@ -50,7 +50,7 @@ compile_line() {
 	done
 }
 
-@test "make -n and bmake -n of the checks, fuzz, deps, dist and distcheck print each one's script of tests/check/ and run nothing" {
+@test "make -n and bmake -n of the checks, fuzz, deps, dist, distcheck, release and check-release print each one's script of tests/check/ and run nothing" {
 	local m dir=$BATS_TEST_TMPDIR/src s
 	mkdir "$dir"
 	cp -R "$TOP"/*.c "$TOP"/*.h "$TOP"/Makefile "$TOP"/tests "$dir"/
@@ -59,10 +59,11 @@ compile_line() {
 		# GNU make runs a line with $(MAKE) in it even under -n.
 		run -0 "$m" -n -C "$dir" check-build check-static check-valgrind \
 		    check-sanitize check-musl check-busybox check-portable \
-		    check-load fuzz deps dist distcheck
+		    check-load fuzz deps dist distcheck release check-release
 		for s in build static valgrind sanitize musl portable load fuzz \
-		    deps dist distcheck; do
-			[[ $output == *"sh tests/check/$s.sh"* ]]
+		    deps dist distcheck release release-check; do
+			[[ $output == *"sh tests/check/$s.sh"* ]] ||
+		    { echo "$m -n: no tests/check/$s.sh"; false; }
 		done
 		[[ $output == *"sh tests/check/busybox-run "* ]]
 		[ -z "$(find "$dir" -newer "$BATS_TEST_TMPDIR/copied")" ]
