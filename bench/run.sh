@@ -597,8 +597,9 @@ fi
 shm=
 [ "$(fstype /dev/shm)" = tmpfs ] && shm=$(mktemp -d /dev/shm/retry-bench.XXXXXX)
 : >"$work/start.md"
-# start_case LABEL DIR TERMINAL [BINARY]: a row of the table, and
-# "start_KEY" in sum; BINARY is ./retry unless given (./retry-static).
+# start_case LABEL DIR TERMINAL [BINARY [WHICH]]: a row of the table, and
+# "start_KEY" in sum; BINARY is ./retry unless given (./retry-static),
+# and WHICH says which build it is.
 start_case() {
 	if [ "$3" = yes ]; then
 		TMPDIR=$2 "$ptyrun" -t 600000 -- "$bench/spawn" -T \
@@ -613,13 +614,17 @@ start_case() {
 	    -v bytes=0 -v pairs="start_$1:1:0:floor" -v sum="$work/start.sum" \
 	    "$work/start.txt" >/dev/null
 	grep "^start_$1 " "$work/start.sum" >>"$sum"
-	stats "$bench/start.awk" -v key="start_$1" -v fs="$(fstype "$2")" \
+	stats "$bench/start.awk" -v key="start_$1" -v fs="$(fstype "$2")${5:+, $5}" \
 	    -v tty="$3" "$work/start.sum" "$work/start.txt" >>"$work/start.md"
 }
 start_case disk "$disk" no
 # make static's build beside it: what the dynamic linker's work costs.
 [ ! -x "$top/retry-static" ] ||
-    start_case static "$disk" no "$top/retry-static"
+    start_case static "$disk" no "$top/retry-static" "make static's build"
+# And make release's x86_64 binary (zig's musl, static, stripped).
+release_bin=$top/release/retry-$("$retry" --version | cut -d' ' -f2)-linux-x86_64
+[ ! -x "$release_bin" ] ||
+    start_case release "$disk" no "$release_bin" "the release's x86_64 binary"
 [ -z "$shm" ] || start_case tmpfs "$shm" no
 if [ -x "$ptyrun" ]; then
 	start_case disk_tty "$disk" yes
@@ -790,6 +795,15 @@ tp_findings() {
 }
 
 # What section 9 says about its target.
+# sizes: a row per build of the start-up table, and per release binary.
+sizes() {
+	for f in "$retry" "$top/retry-static" "$top"/release/retry-*-linux-*; do
+		case $f in *.minisig) continue ;; esac
+		[ -f "$f" ] || continue
+		printf '| %s | %s |\n' "${f#"$top"/}" "$(wc -c <"$f" | tr -d ' ')"
+	done
+}
+
 start_findings() {
 	printf 'Where the difference goes: the floor calls 3 functions of libc, retry about 100, each bound by the dynamic linker at its first call, and it faults in some 20 pages more (see "Where the start-up time goes" under 1); its own work before the attempt (signal handlers, the self-pipe, the environment, the hint directory) is the rest.'
 	[ -z "$i_static" ] ||
@@ -869,6 +883,7 @@ $(machine)
 | 8. the same at 10 s | $(wake_cell 10s) | < 0.5 ms | $v_wake_10s |
 $(start_row disk "TMPDIR on $(fstype "$disk"), no terminal")
 $(start_row static "make static's build, TMPDIR on $(fstype "$disk"), no terminal" 1.02)
+$(start_row release "the release's x86_64 binary, TMPDIR on $(fstype "$disk"), no terminal" 1.02)
 $(start_row tmpfs "TMPDIR on tmpfs, no terminal")
 $(start_row disk_tty "TMPDIR on $(fstype "$disk"), at a terminal")
 $(start_row tmpfs_tty "TMPDIR on tmpfs, at a terminal")
@@ -1090,6 +1105,13 @@ $start_load0 at the start, $start_load1 at the end.
 $(cat "$work/start.md")
 
 $(start_findings)
+
+The size of each build (\`./retry\` and \`retry-static\` keep \`-g\`; the
+release's, those of make release when release/ holds them, are stripped):
+
+| build | bytes |
+|---|---:|
+$(sizes)
 
 ## 10. Data at the speed of the pipe (issue 23)
 
