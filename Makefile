@@ -107,9 +107,9 @@ deps: ; @$(CHECKENV) sh tests/check/deps.sh
 dist: ; @VERSION='$(VERSION)' sh tests/check/dist.sh
 distcheck: dist ; @VERSION='$(VERSION)' MAKE='$(THISMAKE)' BATS='$(BATS)' \
 	sh tests/check/distcheck.sh
-release: retry ; @$(CHECKENV) VERSION='$(VERSION)' MAKE='$(THISMAKE)' \
+release: ; @$(CHECKENV) VERSION='$(VERSION)' MAKE='$(THISMAKE)' \
 	sh tests/check/release.sh
-check-release: release $(TESTPROGS) ; @$(CHECKENV) VERSION='$(VERSION)' \
+check-release: $(TESTPROGS) ; @$(CHECKENV) VERSION='$(VERSION)' \
 	sh tests/check/release-check.sh
 
 # bench/ (bench/RESULTS.md); QUICK=1, a short run whose results go to

@@ -794,7 +794,6 @@ tp_findings() {
 	    }'
 }
 
-# What section 9 says about its target.
 # sizes: a row per build of the start-up table, and per release binary.
 sizes() {
 	for f in "$retry" "$top/retry-static" "$top"/release/retry-*-linux-*; do
@@ -804,6 +803,7 @@ sizes() {
 	done
 }
 
+# What section 9 says about its target.
 start_findings() {
 	printf 'Where the difference goes: the floor calls 3 functions of libc, retry about 100, each bound by the dynamic linker at its first call, and it faults in some 20 pages more (see "Where the start-up time goes" under 1); its own work before the attempt (signal handlers, the self-pipe, the environment, the hint directory) is the rest.'
 	[ -z "$i_static" ] ||
@@ -881,12 +881,12 @@ $(machine)
 | 8. sleep error (woke − asked) at 20 ms: median / p99 | $(wake_cell 20ms) | < 0.5 ms | $v_wake_20ms |
 | 8. the same at 2 s | $(wake_cell 2s) | < 0.5 ms | $v_wake_2s |
 | 8. the same at 10 s | $(wake_cell 10s) | < 0.5 ms | $v_wake_10s |
-$(start_row disk "TMPDIR on $(fstype "$disk"), no terminal")
-$(start_row static "make static's build, TMPDIR on $(fstype "$disk"), no terminal" 1.02)
-$(start_row release "the release's x86_64 binary, TMPDIR on $(fstype "$disk"), no terminal" 1.02)
-$(start_row tmpfs "TMPDIR on tmpfs, no terminal")
-$(start_row disk_tty "TMPDIR on $(fstype "$disk"), at a terminal")
-$(start_row tmpfs_tty "TMPDIR on tmpfs, at a terminal")
+$(start_row disk "TMPDIR on $(fstype "$disk"), no terminal"
+	start_row static "make static's build, TMPDIR on $(fstype "$disk"), no terminal" 1.02
+	start_row release "the release's x86_64 binary, TMPDIR on $(fstype "$disk"), no terminal" 1.02
+	start_row tmpfs "TMPDIR on tmpfs, no terminal"
+	start_row disk_tty "TMPDIR on $(fstype "$disk"), at a terminal"
+	start_row tmpfs_tty "TMPDIR on tmpfs, at a terminal")
 $(pipe_rows)
 
 EOF

@@ -13,15 +13,22 @@ setup() {
 }
 
 # steps: each step of action.yml as "SHELL<TAB>RUN", in order.  The file
-# keeps every step to one "shell:" and a one-line "run:"; a step written
-# otherwise fails the test rather than being misread.
+# keeps every step to a name, one "shell:" and a one-line "run:", in a
+# composite action; anything else (env:, if:, a block "run: |") fails
+# the test rather than being misread.
 steps() {
 	awk '
-	    /^    - / { if (n++) print sh "\t" run; sh = run = "" }
+	    /^  using: / { using = $2 }
+	    /^    - / { if (n++) print sh "\t" run; sh = run = ""; sub(/^    - /, "      ") }
+	    /^      [a-z-]+:/ && !/^      (name|shell|run): / { bad = "step key " $1 }
 	    /^      shell: / { sh = substr($0, 14) }
 	    /^      run: / { run = substr($0, 12) }
-	    /^      run: [|>]/ { bad = 1 }
-	    END { if (n) print sh "\t" run; exit bad }' "$TOP/action.yml"
+	    /^      run: [|>]/ { bad = "a block run:" }
+	    END {
+		if (n) print sh "\t" run
+		if (using != "composite") bad = "using: " using
+		if (bad != "") { print "action.yml: " bad >"/dev/stderr"; exit 1 }
+	    }' "$TOP/action.yml"
 }
 
 # job: a runner's job with a copy of the checkout that the build needs.
@@ -42,13 +49,14 @@ job() {
 # run_steps: every step of the action, as the runner runs it.
 run_steps() {
 	local sh run n=0
+	steps >"$BATS_TEST_TMPDIR/steps" || return 1
 	while IFS=$'\t' read -r sh run; do
 		[ "$sh" = bash ] || { echo "step $n: shell '$sh', not bash"; return 1; }
 		n=$((n + 1))
 		printf '%s\n' "$run" >"$BATS_TEST_TMPDIR/step$n.sh"
 		(cd "$work" && bash --noprofile --norc -eo pipefail \
 		    "$BATS_TEST_TMPDIR/step$n.sh") || return 1
-	done < <(steps)
+	done <"$BATS_TEST_TMPDIR/steps"
 	[ "$n" -gt 0 ] || { echo "action.yml has no steps"; return 1; }
 }
 

@@ -448,6 +448,12 @@ srcs() {
 	printf '1.0.1 (2026-02-01)\n\n1.0.0 (2026-01-01)\n==================\n' >"$tree/NEWS"
 	VERSION=1.0.1 run -1 --separate-stderr sh "$tree/tests/check/release.sh"
 	[[ "$stderr" == "make release: NEWS has no entry for 1.0.1:"* ]]
+	# "unreleased" will do, but not for a signed release.
+	printf '1.0.1 (unreleased)\n==================\n' >"$tree/NEWS"
+	SIGN=minisign MINISIGN_KEY=$tree/NEWS ZIG=$tree/tests/check/release.sh \
+	    VERSION=1.0.1 run -1 --separate-stderr sh "$tree/tests/check/release.sh"
+	[ "$stderr" = "make release: NEWS calls 1.0.1 unreleased: date its heading, '1.0.1 (YYYY-MM-DD)', before a signed release" ]
+	[ ! -e "$tree/release" ]
 	# With the entry, it goes on to what it needs next.
 	printf '1.0.1 (2026-02-01)\n==================\n' >"$tree/NEWS"
 	ZIG=$tree/no-zig VERSION=1.0.1 run -1 --separate-stderr sh "$tree/tests/check/release.sh"

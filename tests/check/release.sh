@@ -9,7 +9,6 @@
 set -eu
 cd "$(dirname "$0")/../.."
 umask 022
-out=release
 pkg=retry-backoff
 ZIG=${ZIG:-.deps/zig/zig}
 # zig keeps the musl it builds per target here; make deps fills it, so
@@ -17,25 +16,51 @@ ZIG=${ZIG:-.deps/zig/zig}
 export ZIG_GLOBAL_CACHE_DIR="${ZIG_GLOBAL_CACHE_DIR:-$(pwd)/.deps/zig-cache}"
 export ZIG_LOCAL_CACHE_DIR="$ZIG_GLOBAL_CACHE_DIR"
 
+# The release's architectures: NAME:ZIG-TARGET[:FLAG].  ARMv7 with
+# hardware floating point: the Raspberry Pi 2 and later.
+TARGETS="x86_64:x86_64-linux-musl aarch64:aarch64-linux-musl
+armv7:arm-linux-musleabihf:-mcpu=generic+v7a riscv64:riscv64-linux-musl"
+
 # news_has_entry: NEWS has a heading for VERSION, a line "VERSION" or
 # "VERSION (...)" underlined with '=', as every release's is.
 news_has_entry() {
-	awk -v v="$VERSION" '
+	[ -r NEWS ] && awk -v v="$VERSION" '
 	    prev != "" && /^=+$/ && (prev == v || index(prev, v " (") == 1) { found = 1 }
 	    { prev = $0 }
 	    END { exit !found }' NEWS
 }
 
-# build ARCH TARGET [FLAG ...]: release/retry-VERSION-linux-ARCH, static
-# and stripped, with the warnings and optimisation of the normal build.
+# news_unreleased: NEWS's heading for VERSION says "(unreleased)".
+news_unreleased() {
+	grep -qx "$VERSION (unreleased)" NEWS
+}
+
+# build NAME:TARGET[:FLAG] OUTPUT SOURCE...: a static, stripped program,
+# with the warnings and optimisation of the normal build.
 build() {
-	arch=$1 target=$2
+	target=${1#*:} flag=
+	case $target in *:*) flag=${target#*:} target=${target%%:*} ;; esac
+	out_file=$2
 	shift 2
-	set -x
 	# shellcheck disable=SC2086 # each holds several flags
-	"$ZIG" cc -target "$target" "$@" $OUR_CFLAGS $OUR_CPPFLAGS \
-	    $DEFAULT_CFLAGS -static -s -o "$out/retry-$VERSION-linux-$arch" $SRCS
-	{ set +x; } 2>/dev/null
+	"$ZIG" cc -target "$target" $flag $OUR_CFLAGS $OUR_CPPFLAGS \
+	    $DEFAULT_CFLAGS -static -s -o "$out_file" "$@"
+}
+
+# warm: builds a program that needs nothing for each target, so that zig
+# compiles its musl for each (once per target and CPU, into its cache),
+# here rather than in make release: make deps calls this.  It also keeps
+# musl's own warnings (its crt under zig's clang 16) out of make release.
+warm() {
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/retry-warm.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	echo 'int main(void) { return 0; }' >"$tmp/empty.c"
+	for t in $TARGETS; do
+		if ! build "$t" "$tmp/empty" "$tmp/empty.c" 2>"$tmp/log"; then
+			cat "$tmp/log" >&2
+			exit 1
+		fi
+	done
 }
 
 # stage DIR ARCH: the files of the package under DIR, as make install
@@ -121,11 +146,10 @@ Description: run a command again, with backoff, jitter and a circuit breaker
 EOF
 }
 
-# deb ARCH DEBARCH: release/retry-backoff_VERSION-1_DEBARCH.deb.
+# deb ARCH DEBARCH: release/retry-backoff_VERSION-1_DEBARCH.deb, staged
+# in $work.
 deb() {
-	dir=$(mktemp -d "${TMPDIR:-/tmp}/retry-deb.XXXXXX")
-	# shellcheck disable=SC2064 # the directory of this call
-	trap "rm -rf '$dir'" EXIT
+	dir=$work/deb-$2
 	stage "$dir/root" "$1"
 	install -d -m 755 "$dir/root/DEBIAN"
 	control "$dir/root" "$2" >"$dir/root/DEBIAN/control"
@@ -134,9 +158,12 @@ deb() {
 	chmod 644 "$dir/root/DEBIAN/md5sums"
 	dpkg-deb --root-owner-group -Zxz --build "$dir/root" \
 	    "$out/${pkg}_$VERSION-1_$2.deb" >/dev/null
-	rm -rf "$dir"
 }
 
+if [ "${1:-}" = warm ]; then
+	warm
+	exit 0
+fi
 if ! news_has_entry; then
 	echo "make release: NEWS has no entry for $VERSION: add a heading '$VERSION (YYYY-MM-DD)' underlined with '='" >&2
 	exit 1
@@ -149,28 +176,37 @@ if [ -n "${SIGN:-}" ] && { [ "$SIGN" != minisign ] || [ ! -r "${MINISIGN_KEY:-}"
 	echo "make release: SIGN=minisign needs MINISIGN_KEY=FILE, a readable minisign secret key" >&2
 	exit 1
 fi
+# A signed release is one to publish: its NEWS entry must have its date.
+if [ -n "${SIGN:-}" ] && news_unreleased; then
+	echo "make release: NEWS calls $VERSION unreleased: date its heading, '$VERSION (YYYY-MM-DD)', before a signed release" >&2
+	exit 1
+fi
 maintainer='The retry authors <retry@users.noreply.github.com>'
 # The packages' dates and files' times come from the last commit, so that
 # the same tree makes the same packages.
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null ||
     date -r NEWS +%s)}
 export SOURCE_DATE_EPOCH
-rm -rf "$out"
+# Everything is made in a directory of its own, which becomes release/
+# only when it is whole: a failed release leaves no part of one.
+work=$(mktemp -d "${TMPDIR:-/tmp}/retry-release.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+out=$work/release
 mkdir "$out"
 tarball=$(VERSION=$VERSION sh tests/check/dist.sh)
 mv "$tarball" "$out/"
-build x86_64 x86_64-linux-musl
-build aarch64 aarch64-linux-musl
-# ARMv7 with hardware floating point: the Raspberry Pi 2 and later.
-build armv7 arm-linux-musleabihf -mcpu=generic+v7a
-build riscv64 riscv64-linux-musl
+for t in $TARGETS; do
+	echo "make release: retry-$VERSION-linux-${t%%:*}"
+	# shellcheck disable=SC2086 # the list of sources
+	build "$t" "$out/retry-$VERSION-linux-${t%%:*}" $SRCS
+done
 deb x86_64 amd64
 deb aarch64 arm64
-cd "$out"
-sha256sum -- * >SHA256SUMS
+(cd "$out" && sha256sum -- * >SHA256SUMS)
 if [ "${SIGN:-}" = minisign ]; then
-	for f in *; do
-		minisign -S -s "$MINISIGN_KEY" -m "$f" -t "retry $VERSION: $f"
-	done
+	# One call, so that the key's password is asked once.
+	(cd "$out" && minisign -S -s "$MINISIGN_KEY" -t "retry $VERSION" -m *)
 fi
-ls -l
+rm -rf release
+mv "$out" release
+ls -l release
