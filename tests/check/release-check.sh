@@ -73,6 +73,10 @@ lint() {
 from_tarball() {
 	minisign -G -W -p "$tmp/key.pub" -s "$tmp/key.sec" >/dev/null
 	tar -xzf "$rel/retry-$VERSION.tar.gz" -C "$tmp"
+	# A signed release needs a dated NEWS entry: this one gets today's.
+	sed "s/^$VERSION (unreleased)\$/$VERSION ($(date -u +%Y-%m-%d))/" \
+	    "$tmp/retry-$VERSION/NEWS" >"$tmp/NEWS"
+	mv "$tmp/NEWS" "$tmp/retry-$VERSION/NEWS"
 	(
 		cd "$tmp/retry-$VERSION" || exit 1
 		ZIG=${ZIG:-$top/.deps/zig/zig} ZIG_GLOBAL_CACHE_DIR=$top/.deps/zig-cache \
