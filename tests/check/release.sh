@@ -21,18 +21,13 @@ export ZIG_LOCAL_CACHE_DIR="$ZIG_GLOBAL_CACHE_DIR"
 TARGETS="x86_64:x86_64-linux-musl aarch64:aarch64-linux-musl
 armv7:arm-linux-musleabihf:-mcpu=generic+v7a riscv64:riscv64-linux-musl"
 
-# news_has_entry: NEWS has a heading for VERSION, a line "VERSION" or
-# "VERSION (...)" underlined with '=', as every release's is.
-news_has_entry() {
-	[ -r NEWS ] && awk -v v="$VERSION" '
-	    prev != "" && /^=+$/ && (prev == v || index(prev, v " (") == 1) { found = 1 }
-	    { prev = $0 }
-	    END { exit !found }' NEWS
-}
-
-# news_unreleased: NEWS's heading for VERSION says "(unreleased)".
-news_unreleased() {
-	grep -qx "$VERSION (unreleased)" NEWS
+# news_heading: NEWS's heading for VERSION, a line "VERSION" or
+# "VERSION (...)" underlined with '=', as every release's is; nothing
+# when it has none.
+news_heading() {
+	[ ! -r NEWS ] || awk -v v="$VERSION" '
+	    prev != "" && /^=+$/ && (prev == v || index(prev, v " (") == 1) { print prev; exit }
+	    { prev = $0 }' NEWS
 }
 
 # build NAME:TARGET[:FLAG] OUTPUT SOURCE...: a static, stripped program,
@@ -63,15 +58,14 @@ warm() {
 	done
 }
 
-# stage DIR ARCH: the files of the package under DIR, as make install
-# lays them out for a package (HACKING.md, Installing and packaging), with
-# the release binary of ARCH in place of ./retry and Debian's documents.
+# stage DIR: the files of a package under DIR, as make install lays them
+# out for a package (HACKING.md, Installing and packaging), with Debian's
+# documents; each package puts its release binary in place of ./retry.
 stage() {
-	root=$1 arch=$2 doc=$1/usr/share/doc/$pkg
+	root=$1 doc=$1/usr/share/doc/$pkg
 	${MAKE:-make} -s install PREFIX=/usr DESTDIR="$root" \
 	    ZSHCOMPDIR=/usr/share/zsh/vendor-completions \
 	    FISHCOMPDIR=/usr/share/fish/vendor_completions.d >/dev/null
-	install -m 755 "$out/retry-$VERSION-linux-$arch" "$root/usr/bin/retry"
 	gzip -9 -n "$root"/usr/share/man/man?/*
 	install -d -m 755 "$doc"
 	copyright >"$doc/copyright"
@@ -146,11 +140,13 @@ Description: run a command again, with backoff, jitter and a circuit breaker
 EOF
 }
 
-# deb ARCH DEBARCH: release/retry-backoff_VERSION-1_DEBARCH.deb, staged
-# in $work.
+# deb ARCH DEBARCH: release/retry-backoff_VERSION-1_DEBARCH.deb, from a
+# copy of $work/stage with ARCH's binary.
 deb() {
 	dir=$work/deb-$2
-	stage "$dir/root" "$1"
+	mkdir "$dir"
+	cp -pR "$work/stage" "$dir/root"
+	install -m 755 "$out/retry-$VERSION-linux-$1" "$dir/root/usr/bin/retry"
 	install -d -m 755 "$dir/root/DEBIAN"
 	control "$dir/root" "$2" >"$dir/root/DEBIAN/control"
 	(cd "$dir/root" && find usr -type f | LC_ALL=C sort | xargs md5sum) \
@@ -164,7 +160,8 @@ if [ "${1:-}" = warm ]; then
 	warm
 	exit 0
 fi
-if ! news_has_entry; then
+heading=$(news_heading)
+if [ -z "$heading" ]; then
 	echo "make release: NEWS has no entry for $VERSION: add a heading '$VERSION (YYYY-MM-DD)' underlined with '='" >&2
 	exit 1
 fi
@@ -177,7 +174,7 @@ if [ -n "${SIGN:-}" ] && { [ "$SIGN" != minisign ] || [ ! -r "${MINISIGN_KEY:-}"
 	exit 1
 fi
 # A signed release is one to publish: its NEWS entry must have its date.
-if [ -n "${SIGN:-}" ] && news_unreleased; then
+if [ -n "${SIGN:-}" ] && [ "$heading" = "$VERSION (unreleased)" ]; then
 	echo "make release: NEWS calls $VERSION unreleased: date its heading, '$VERSION (YYYY-MM-DD)', before a signed release" >&2
 	exit 1
 fi
@@ -200,6 +197,7 @@ for t in $TARGETS; do
 	# shellcheck disable=SC2086 # the list of sources
 	build "$t" "$out/retry-$VERSION-linux-${t%%:*}" $SRCS
 done
+stage "$work/stage"
 deb x86_64 amd64
 deb aarch64 arm64
 (cd "$out" && sha256sum -- * >SHA256SUMS)
