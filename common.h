@@ -252,6 +252,8 @@ const char *outfile_why(const struct outfile *);
  * outer retry; the Retry-After hint file that RETRY_AFTER_FILE names.
  */
 int		 under_outer_retry(void);
+long		 outer_attempts(void);
+int		 deadline_inherited(void);
 int64_t		 find_deadline(int64_t, int64_t, int *);
 void		 export(const char *, const char *);
 void		 export_environment(const char *, char *const [], long, int64_t,
@@ -411,7 +413,12 @@ struct pattern {
 /* What the command line asked for. */
 struct policy {
 	long		 attempts;	/* 0: unlimited */
+	int		 attempts_given;	/* -n was given */
+	int		 nested;	/* an attempt of an outer retry's */
+	long		 outer_attempts;	/* nested: its -n (0: no limit),
+					   or -1 when it did not say */
 	int64_t		 deadline;	/* ns from start; 0: none */
+	int64_t		 min_time;	/* ns an attempt needs; 0: none */
 	int64_t		 timeout;	/* ns; 0: none */
 	int		 signal;
 	int64_t		 kill_after;
@@ -474,13 +481,16 @@ void		 free_policy(struct policy *);
  * INPUT_CUT (stdin passed what is kept for a retry) or INPUT_UNKEPT (the
  * file of the copy had no room for it), then OUTPUT_UNHELD (-O's file
  * had none: the attempt's output went to stdout).  The
- * others end a wait: DEADLINE (the next delay would pass it),
- * INTERRUPTED, CIRCUIT_OPEN, BUDGET_SPENT and STORE_DOWN.
+ * others end a wait: DEADLINE (the next delay would pass it, or leave
+ * less than --min-time), INTERRUPTED, CIRCUIT_OPEN, BUDGET_SPENT and
+ * STORE_DOWN; and TOO_LATE ends a run before its first attempt, which
+ * would have less than --min-time.
  */
 enum outcome {
 	RUNNING, SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED,
 	CANNOT_RUN, OUTPUT_STOP, CIRCUIT_OPEN, BUDGET_SPENT, READER_GONE,
-	STORE_DOWN, INPUT_CUT, INPUT_UNKEPT, OUTPUT_UNHELD, NOUTCOMES
+	STORE_DOWN, INPUT_CUT, INPUT_UNKEPT, OUTPUT_UNHELD, TOO_LATE,
+	NOUTCOMES
 };
 
 /* The exit status an outcome gives, as retry(1)'s EXIT STATUS says. */
@@ -658,10 +668,14 @@ struct event {
 enum timed_out { NOT_TIMED_OUT, TIMED_OUT, AT_DEADLINE };
 /* Where the deadline passed once a delay had begun, if it did. */
 enum late { ON_TIME, LATE_IN_HOOK, LATE_BEFORE_ATTEMPT };
+/* What the run ended short of, when it ended at its deadline. */
+enum short_of { SHORT_OF_DEADLINE, SHORT_OF_MIN_TIME };
 
 /* How the run is going. */
 struct run {
 	int64_t		 start, deadline;	/* monotonic ns; NEVER: none */
+	int64_t		 start_by;		/* no attempt starts from then on:
+					   --min-time before the deadline */
 	int64_t		 start_real;		/* the start, as real time */
 	int64_t		 writes_until;		/* a stalled reader of retry's own
 					   output is waited for until then */
@@ -688,6 +702,7 @@ struct run {
 	int64_t		 began, ended;		/* the last attempt's */
 	int64_t		 delay, asleep;
 	enum late	 late;			/* DEADLINE though the delay fit */
+	enum short_of	 short_of;		/* DEADLINE: which limit it met */
 	int		 from_hint;		/* the delay came from a hint */
 	int		 store_down;		/* --store failed */
 	const char	*store_err;		/* how */

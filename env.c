@@ -80,6 +80,30 @@ under_outer_retry(void)
 }
 
 /*
+ * The attempts of the outer retry, as its RETRY_MAX_ATTEMPTS says them
+ * (0: no limit), or -1 when it says nothing that is a count.
+ */
+long
+outer_attempts(void)
+{
+	const char *max = getenv("RETRY_MAX_ATTEMPTS");
+	long n;
+
+	if (max == NULL || parse_count(max, INT_MAX, &n) != NULL)
+		return -1;
+	return n;
+}
+
+/* Whether a deadline comes from outside: RETRY_DEADLINE, not empty. */
+int
+deadline_inherited(void)
+{
+	const char *env = getenv("RETRY_DEADLINE");
+
+	return env != NULL && *env != '\0';
+}
+
+/*
  * The key for every attempt: --key (given), else one derived from an
  * outer retry's key and this run's command, else a caller's key as it
  * came, else a new random UUID (version 4) written into buf.

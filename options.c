@@ -23,7 +23,7 @@ enum {
 	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_LIST, OPT_CIRCUIT_RESET, OPT_STORE, OPT_STORE_TIMEOUT,
 	OPT_STORE_FAIL, OPT_METRICS, OPT_ON_RETRY, OPT_ON_GIVEUP,
 	OPT_ON_SUCCESS, OPT_HOOK_GRACE, OPT_RESET_AFTER, OPT_HINT_FROM_STDERR, OPT_SHARE_STDIN,
-	OPT_CI
+	OPT_CI, OPT_MIN_TIME
 };
 
 /*
@@ -37,8 +37,11 @@ const char help_text[] =
     "Run command until it succeeds, waiting longer after each failure.\n"
     "\n"
     "Attempts and time:\n"
-    "  -n, --attempts N      attempts in all, 0 for no limit (5)\n"
+    "  -n, --attempts N      attempts in all, 0 for no limit (5; 1 under\n"
+    "                        another retry, which retries)\n"
     "  -D, --deadline DUR    give up DUR after the start (no deadline)\n"
+    "      --min-time DUR    start no attempt with less than DUR left before\n"
+    "                        the deadline\n"
     "  -T, --timeout DUR     stop an attempt that runs longer than DUR\n"
     "  -s, --signal SIG      signal that stops an attempt (TERM)\n"
     "  -k, --kill-after DUR  SIGKILL a stopped attempt still alive after DUR (10s)\n"
@@ -116,6 +119,7 @@ static const struct option longopts[] = {
 	{ "kill-after",	required_argument,	NULL, 'k' },
 	{ "max-delay",	required_argument,	NULL, 'c' },
 	{ "metrics",	required_argument,	NULL, OPT_METRICS },
+	{ "min-time",	required_argument,	NULL, OPT_MIN_TIME },
 	{ "message",	required_argument,	NULL, 'm' },	/* foreign */
 	{ "on",		required_argument,	NULL, 'o' },
 	{ "on-giveup",	required_argument,	NULL, OPT_ON_GIVEUP },
@@ -446,6 +450,8 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 		return positive_duration(arg, &p->reset_after);
 	case OPT_CI:
 		return parse_ci(arg, &p->ci);
+	case OPT_MIN_TIME:
+		return positive_duration(arg, &p->min_time);
 	case OPT_CIRCUIT:
 	case OPT_CIRCUIT_STATUS:
 	case OPT_CIRCUIT_RESET:
@@ -561,6 +567,26 @@ foreign(int c, const char *opt, const char *arg, char *err, size_t size)
 }
 
 /*
+ * Retries happen in one layer: an attempt of an outer retry, which
+ * retries it, makes one attempt, unless -n on its command line says how
+ * many (have_n); each layer that retries multiplies the calls downstream.
+ * A hook of an outer retry counts as one of its attempts here, as it does
+ * for the key: --on-retry runs once per retry of the outer run, and a
+ * hook's retry that is meant to retry says so with -n.
+ */
+static void
+settle_nesting(struct policy *p, int have_n)
+{
+	p->attempts_given = have_n;
+	p->outer_attempts = -1;
+	if (!(p->nested = under_outer_retry()))
+		return;
+	p->outer_attempts = outer_attempts();
+	if (!have_n)
+		p->attempts = 1;
+}
+
+/*
  * Fills *p from the command line, or writes into err the one line that
  * names the first bad option and its value.  Options stop at the first
  * operand, so the command's own options are never taken for retry's.
@@ -573,7 +599,7 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 	const char *base_opt = "--base", *cap_opt = "--cap";
 	char typed[32];
 	struct codes on;
-	int c, longindex, have_on = 0, verbose_letter = 0;
+	int c, longindex, have_on = 0, verbose_letter = 0, have_n = 0;
 
 	set_defaults(p);
 	memset(&on, 0, sizeof(on));
@@ -655,6 +681,8 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 		}
 		else if (c == 'o')
 			have_on = 1;
+		else if (c == 'n')
+			have_n = 1;
 	}
 	p->argv = argv + optind;
 	if (p->quiet_unless_failed && p->buffer_stdout)
@@ -701,5 +729,10 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 		    "[options] -- command [arg ...]");
 	if (p->ci == CI_AUTO)
 		p->ci = ci_of_environment();
+	settle_nesting(p, have_n);
+	if (p->min_time != 0 && p->deadline == 0 && !p->nested &&
+	    !deadline_inherited())
+		return failure(err, errsize, "--min-time needs a deadline: give "
+		    "-D DUR (or run under a retry that has one)");
 	return PARSED_RUN;
 }

@@ -48,6 +48,9 @@ const struct outcome_row outcome_table[NOUTCOMES] = {
 	    NULL, "not_retryable", EXIT_LAST, PASSES_NEVER, 1 },
 	[OUTPUT_UNHELD] = { "no room to hold the output (-O)", NULL,
 	    "not_retryable", EXIT_LAST, PASSES_NEVER, 1 },
+	/* Nothing ran: the run's time ran out, the downstream did not fail. */
+	[TOO_LATE] = { "less than --min-time left before the deadline", NULL,
+	    "too_late", EXIT_LAST_OR_TIMEDOUT, PASSES_NEVER, 0 },
 };
 
 /* Does a run that ended for why, after the last attempt a, pass? */

@@ -191,6 +191,9 @@ print_schedule(const struct policy *p, struct run *r)
 	budget = find_deadline(p->deadline, 0, &outer);
 	if (p->attempts == 0 && budget == NEVER)
 		fatalx("--dry-run with unlimited attempts needs a --deadline");
+	/* --min-time: no attempt starts in the deadline's last DUR. */
+	if (budget != NEVER)
+		budget -= p->min_time;
 	/* A splay is the delay before attempt 1. */
 	for (next = p->splay > 0 ? 1 : 2; p->attempts == 0 ||
 	    next <= p->attempts; next++) {
@@ -308,6 +311,7 @@ begin_run(const struct policy *p, struct run *r)
 	r->start = monotonic_now();
 	r->start_real = realtime_now();
 	r->deadline = find_deadline(p->deadline, r->start, &outer);
+	r->start_by = r->deadline == NEVER ? NEVER : r->deadline - p->min_time;
 	/* As long as an attempt may run: its -k after the deadline. */
 	r->writes_until = r->deadline >= NEVER - p->kill_after ? NEVER :
 	    r->deadline + p->kill_after;
@@ -326,19 +330,22 @@ begin_run(const struct policy *p, struct run *r)
 	if (p->circuit != NULL)
 		gate_open(p);
 	proc_init(relaying ? &io : NULL, r->deadline);
-	return r->deadline <= r->start ? DEADLINE : RUNNING;
+	if (r->deadline <= r->start)
+		return DEADLINE;
+	return r->start_by <= r->start ? TOO_LATE : RUNNING;
 }
 
 /*
- * Sleeps until wake, unless that is at or past the deadline (then why).
- * A signal cuts it short: INTERRUPTED, with the signal in r->interrupt.
- * The wait began at since, before its lines and hook, which it includes:
- * the time asleep is the whole wait, so it adds up to the delays drawn.
+ * Sleeps until wake, unless no attempt could start then (the deadline, or
+ * --min-time before it: then why).  A signal cuts it short: INTERRUPTED,
+ * with the signal in r->interrupt.  The wait began at since, before its
+ * lines and hook, which it includes: the time asleep is the whole wait,
+ * so it adds up to the delays drawn.
  */
 static enum outcome
 pause_until(struct run *r, int64_t since, int64_t wake, enum outcome why)
 {
-	if (wake >= r->deadline)
+	if (wake >= r->start_by)
 		return why;
 	r->interrupt = proc_sleep(wake);
 	r->asleep += monotonic_now() - since;
@@ -383,8 +390,9 @@ pass_gate(const struct policy *p, struct run *r)
 			}
 			return RUNNING;
 		}
-		/* One that would pass the deadline is no wait: the run ends. */
-		if (g.wait >= r->deadline - (since = monotonic_now()))
+		/* One that would end where no attempt may start is no wait:
+		 * the run ends. */
+		if (g.wait >= r->start_by - (since = monotonic_now()))
 			return g.end;
 		tell_wait(p, r, g.reason, g.wait);
 		if ((o = pause_until(r, since, since + g.wait, g.end)) !=
@@ -394,31 +402,51 @@ pass_gate(const struct policy *p, struct run *r)
 }
 
 /*
+ * The run, which would start something at at, meets its deadline or,
+ * with --min-time, the time before it when no attempt may start: DEADLINE
+ * after an attempt, with which one in r->short_of; before any, TOO_LATE
+ * for --min-time, since the run's time ran out and nothing ran.
+ */
+static enum outcome
+out_of_time(struct run *r, int64_t at)
+{
+	r->short_of = at >= r->deadline ? SHORT_OF_DEADLINE : SHORT_OF_MIN_TIME;
+	if (r->attempts == 0 && r->short_of == SHORT_OF_MIN_TIME)
+		return TOO_LATE;
+	return DEADLINE;
+}
+
+/*
  * Before an attempt: the splay before the first, then the circuit and the
- * budget.  A signal that came meanwhile means no attempt.
+ * budget.  A signal that came meanwhile means no attempt, and so does a
+ * clock past the deadline or into its last --min-time, read before the
+ * circuit is asked (which would count a first attempt) and after.
  */
 static enum outcome
 may_start(const struct policy *p, struct run *r)
 {
-	enum outcome o;
+	enum outcome o = RUNNING;
 	int64_t splay, since, wake;
 
 	if (r->attempts == 0 && p->splay > 0) {
 		splay = splay_delay(p, r);
 		wake = (since = monotonic_now()) + splay;
-		if (wake >= r->deadline)
-			return DEADLINE;	/* no wait is promised past it */
+		if (wake >= r->start_by)	/* no wait is promised past it */
+			return out_of_time(r, wake);
 		tell_wait(p, r, WAIT_SPLAY, splay);
 		if ((o = pause_until(r, since, wake, DEADLINE)) != RUNNING)
 			return o;
 	}
-	o = p->circuit != NULL ? pass_gate(p, r) : RUNNING;
+	/* A fresh reading: a slow reader of the output, or the waits of the
+	 * gate, may have taken the time left. */
+	if ((since = monotonic_now()) >= r->start_by)
+		o = out_of_time(r, since);
+	else if (p->circuit != NULL)
+		o = pass_gate(p, r);
 	if (o == RUNNING && (r->interrupt = sp_caught()) != 0)
 		return INTERRUPTED;
-	/* A fresh reading: the waits above or a slow reader of the output
-	 * may have taken the time left. */
-	if (o == RUNNING && monotonic_now() >= r->deadline)
-		o = DEADLINE;
+	if (o == RUNNING && (since = monotonic_now()) >= r->start_by)
+		o = out_of_time(r, since);
 	if (o == DEADLINE)	/* so no delay drawn is blamed for it */
 		r->late = LATE_BEFORE_ATTEMPT;
 	return o;
@@ -502,7 +530,7 @@ known_last(const struct policy *p, const struct run *r, int64_t now)
 	    getenv("RETRY_AFTER_FILE") != NULL)
 		return 0;
 	(void)backoff_next(&b, &g, &st);	/* only its band is wanted */
-	return st.lo >= r->deadline - now;
+	return st.lo >= r->start_by - now;
 }
 
 /*
@@ -619,8 +647,8 @@ hint_text(char *text, size_t size)
  * A delay that the attempt gave (hint_text) replaces the backoff
  * in r->delay, with up to 10 % more so that clients told the same second
  * do not return together, and at most the cap; but a hint that passes the
- * deadline (room from now) stays whole, so that the run ends as it would
- * for a backoff that long.  Returns 1 if so; *note gets what the message
+ * last time an attempt may start (room from now) stays whole, so that the
+ * run ends as it would for a backoff that long.  Returns 1 if so; *note gets what the message
  * should add.
  */
 static int
@@ -683,7 +711,7 @@ sleep_before_retry(const struct policy *p, struct run *r)
 	char hint[64];
 	struct step st;
 	struct event ev;
-	int64_t now = monotonic_now();
+	int64_t now = monotonic_now(), later;
 	int sig;
 
 	/*
@@ -695,14 +723,14 @@ sleep_before_retry(const struct policy *p, struct run *r)
 	r->delay = backoff_next(&r->backoff, &r->rng, &st);
 	if (r->reset)
 		backoff_init(&r->backoff, p->base, p->factor, p->cap, p->jitter);
-	r->from_hint = take_hint(p, r, r->deadline - now, hint, sizeof(hint));
-	if (r->delay >= r->deadline - now)
-		return DEADLINE;
+	r->from_hint = take_hint(p, r, r->start_by - now, hint, sizeof(hint));
+	if (r->delay >= r->start_by - now)
+		return out_of_time(r, now + r->delay);
 	/* Retried after all: its held output goes to the log, not stdout. */
 	release_output(STDERR_FILENO);
 	/* A slow reader of the log may have taken time, up to the deadline. */
-	if (r->delay >= r->deadline - (now = monotonic_now()))
-		return DEADLINE;
+	if (r->delay >= r->start_by - (now = monotonic_now()))
+		return out_of_time(r, now + r->delay);
 	ev = wait_of(p, r, r->from_hint ? WAIT_HINT : WAIT_BACKOFF, r->delay,
 	    &st, hint);
 	tell(&ev);
@@ -712,10 +740,10 @@ sleep_before_retry(const struct policy *p, struct run *r)
 		return INTERRUPTED;
 	}
 	/* It (or the lines) took the time left, not the delay. */
-	if (monotonic_now() >= r->deadline) {
+	if ((later = monotonic_now()) >= r->start_by) {
 		r->late = p->hooks[HOOK_RETRY] != NULL ? LATE_IN_HOOK :
 		    LATE_BEFORE_ATTEMPT;
-		return DEADLINE;
+		return out_of_time(r, later);
 	}
 	return pause_until(r, now, now + r->delay, DEADLINE);
 }

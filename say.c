@@ -94,11 +94,41 @@ detail(const char *fmt, ...)
 
 /* ---- The listener --------------------------------------------------- */
 
+/*
+ * The attempts of the policy line: "5 attempts (0: no limit)", or under
+ * an outer retry, which multiplies them, how many that makes at most.
+ */
+static const char *
+attempts_words(char *buf, size_t size, const struct policy *p)
+{
+	const char *s = p->attempts == 1 ? "" : "s";
+	long m = p->outer_attempts;
+
+	if (!p->nested)
+		(void)snprintf(buf, size, "%ld attempt%s (0: no limit)",
+		    p->attempts, s);
+	else if (!p->attempts_given)
+		(void)snprintf(buf, size, "1 attempt: the outer retry retries "
+		    "(-n to retry here too)");
+	else if (m < 0)
+		(void)snprintf(buf, size, "%ld attempt%s (0: no limit) under "
+		    "an outer retry", p->attempts, s);
+	else if (p->attempts == 0 || m == 0)
+		(void)snprintf(buf, size, "%ld attempt%s under an outer retry's "
+		    "%ld: no limit", p->attempts, s, m);
+	else
+		(void)snprintf(buf, size, "%ld attempt%s under an outer retry's "
+		    "%ld: up to %lld", p->attempts, s, m,
+		    (long long)p->attempts * m);
+	return buf;
+}
+
 /* -v: the policy as the run understood it, before the first attempt. */
 static void
 say_policy(const struct policy *p, const struct run *r)
 {
-	char on[1024], base[32], cap[32], timeout[32], deadline[32];
+	char on[1024], base[32], cap[32], timeout[32], deadline[96], n[128];
+	char least[32], d[32];
 	struct codes retry_on;
 	int i;
 
@@ -108,17 +138,25 @@ say_policy(const struct policy *p, const struct run *r)
 	for (i = 0; i < 256; i++)
 		if (codes_has(&p->on, i) && !codes_has(&p->stop_on, i))
 			codes_add(&retry_on, i);
-	detail("policy: %ld attempt%s (0: no limit), delay %s x %g up to %s "
-	    "with %s jitter, retry on %s, timeout %s, deadline %s, key %s",
-	    p->attempts, p->attempts == 1 ? "" : "s",
+	fmt_duration(least, sizeof(least), p->min_time);
+	if (r->deadline == NEVER)
+		(void)snprintf(deadline, sizeof(deadline), "none");
+	else if (p->min_time == 0)
+		fmt_duration(deadline, sizeof(deadline), r->deadline - r->start);
+	else
+		(void)snprintf(deadline, sizeof(deadline), "%s (min-time %s)",
+		    fmt_duration(d, sizeof(d), r->deadline - r->start), least);
+	detail("policy: %s, delay %s x %g up to %s with %s jitter, retry on %s, "
+	    "timeout %s, deadline %s, key %s",
+	    attempts_words(n, sizeof(n), p),
 	    fmt_duration(base, sizeof(base), p->base), p->factor,
 	    fmt_duration(cap, sizeof(cap), p->cap), jitter_name(p->jitter),
 	    fmt_codes(on, sizeof(on), &retry_on),
 	    p->timeout ? fmt_duration(timeout, sizeof(timeout), p->timeout) :
-	    "none",
-	    r->deadline == NEVER ? "none" : fmt_duration(deadline,
-	    sizeof(deadline), r->deadline - r->start),
-	    getenv("RETRY_IDEMPOTENCY_KEY"));
+	    "none", deadline, getenv("RETRY_IDEMPOTENCY_KEY"));
+	if (p->min_time != 0 && r->deadline == NEVER)
+		detail("--min-time %s does nothing: the run has no deadline, own "
+		    "or inherited", least);
 }
 
 /* "attempt 2/5", or "attempt 2" when attempts are unlimited. */
@@ -278,6 +316,28 @@ later_separator(char *const argv[])
 	return 0;
 }
 
+/*
+ * --min-time ended the run after an attempt: the next would have had too
+ * little time, after the delay drawn, or after a hook or a wait took it.
+ */
+static void
+say_min_time(const struct policy *p, const struct run *r, const char *label,
+    const char *end)
+{
+	char t[32], least[32];
+
+	fmt_duration(least, sizeof(least), p->min_time);
+	if (r->late != ON_TIME)
+		say("%s %s; giving up: less than %s was left before the "
+		    "deadline %s (--min-time)", label, end, least,
+		    r->late == LATE_IN_HOOK ? "after --on-retry" :
+		    "for the next attempt");
+	else
+		say("%s %s; giving up: after a delay of %ss, less than %s would "
+		    "be left before the deadline (--min-time)", label, end,
+		    fmt_seconds(t, sizeof(t), 0, r->delay), least);
+}
+
 /* Why the run ended before any attempt, or at its deadline. */
 static void
 say_deadline(const struct policy *p, const struct run *r, const char *label,
@@ -295,6 +355,8 @@ say_deadline(const struct policy *p, const struct run *r, const char *label,
 		    "'%s'", p->argv[0]);
 	else if (r->timed_out == AT_DEADLINE)
 		say("%s %s; giving up", label, end);
+	else if (r->short_of == SHORT_OF_MIN_TIME)
+		say_min_time(p, r, label, end);
 	else if (r->late != ON_TIME)	/* the delay said fitted */
 		say("%s %s; giving up: the deadline passed %s", label, end,
 		    r->late == LATE_IN_HOOK ? "during --on-retry" :
@@ -372,6 +434,10 @@ say_why(const struct policy *p, const struct run *r, const struct verdict *v)
 		break;
 	case DEADLINE:
 		say_deadline(p, r, label, end);
+		break;
+	case TOO_LATE:
+		say("less than %s left before the deadline; not starting",
+		    fmt_duration(label, sizeof(label), p->min_time));
 		break;
 	case INTERRUPTED:
 		say_interrupted(r, label, end);

@@ -12,8 +12,8 @@ _retry_longs=(--attempts --base --budget --buffer-stdout --cap --ci
 	--circuit --circuit-list --circuit-reset --circuit-status --cool
 	--deadline --dry-run
 	--factor --help --hint-from-stderr --hook-grace --jitter --key
-	--kill-after --max-delay --metrics --on --on-giveup --on-output --on-retry
-	--on-success --quiet --quiet-unless-failed --replay-stdin --report
+	--kill-after --max-delay --metrics --min-time --on --on-giveup
+	--on-output --on-retry --on-success --quiet --quiet-unless-failed --replay-stdin --report
 	--reset-after --seed --share-stdin --signal --splay --stop-on
 	--stop-on-output --store --store-fail --store-timeout --timeout --trip
 	--verbose --version)
@@ -58,7 +58,8 @@ _retry_takes_value()
 	-[bcDfjKknosTx] | --attempts | --base | --budget | --cap | --ci | \
 	--circuit | --circuit-reset | --circuit-status | --cool | --deadline | \
 	--factor | --hook-grace | --jitter | --key | --kill-after | \
-	--max-delay | --metrics | --on | --on-giveup | --on-output | \
+	--max-delay | --metrics | --min-time | --on | --on-giveup | \
+	--on-output | \
 	--on-retry | --on-success | \
 	--report | --reset-after | --seed | --signal | --splay | --stop-on | \
 	--stop-on-output | --store | --store-fail | --store-timeout | \

@@ -9,7 +9,8 @@ function __retry_takes_value
     set -l name (string replace -r -- '^--' '' $argv[1])
     set -l valued attempts base budget cap ci circuit circuit-reset \
         circuit-status cool deadline factor hook-grace jitter key kill-after \
-        max-delay metrics on on-giveup on-output on-retry on-success report \
+        max-delay metrics min-time on on-giveup on-output on-retry \
+        on-success report \
         reset-after seed signal splay stop-on stop-on-output \
         store store-fail store-timeout timeout trip
     set -l all $valued buffer-stdout circuit-list dry-run help \
@@ -131,6 +132,7 @@ set -l signals HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE \
 # Attempts and time.
 complete -c retry -n $cond -s n -l attempts -x -d 'Attempts in all, 0 for no limit (5)'
 complete -c retry -n $cond -s D -l deadline -x -d 'Give up DUR after the start'
+complete -c retry -n $cond -l min-time -x -d 'Start no attempt with less than DUR left before the deadline'
 complete -c retry -n $cond -s T -l timeout -x -d 'Stop an attempt that runs longer than DUR'
 complete -c retry -n $cond -s s -l signal -xa "$signals" -d 'Signal that stops an attempt (TERM)'
 complete -c retry -n $cond -s k -l kill-after -x -d 'SIGKILL a stopped attempt alive after DUR (10s)'

@@ -491,6 +491,29 @@ record:    $RETRY_STATE_DIR/br" ]
 	[ "${stderr_lines[-1]}" = "retry: circuit own stays open past the deadline; giving up" ]
 }
 
+@test "--min-time: a run too late to start counts nothing in the circuit; a wait that would end in its last DUR ends the run (75)" {
+	fail_once late
+	fail_once late
+	[ "$(rec late failures)" = 2 ]
+	run -124 --separate-stderr "$RETRY" --circuit late -D 200ms \
+	    --min-time 1s touch ran
+	expect_stderr "retry: less than 1.000s left before the deadline; not starting"
+	[ ! -e ran ]
+	[ "$(rec late failures)" = 2 ]
+	# Nor as a run: two runs counted, both the ones that ran.
+	[ "$(awk '$1 == "runs" { print $2 }' "$RETRY_STATE_DIR/late")" = 2 ]
+	# Open for 2 to 4 s: a deadline 3 s away would let a run wait for it,
+	# but not with --min-time 2s, whatever the cool-down drew.
+	fail_once late --trip 1 --cool 4s
+	local start
+	start=$(now_ms)
+	run -75 --separate-stderr "$RETRY" --circuit late -D 3s --min-time 2s \
+	    touch ran
+	[ $(($(now_ms) - start)) -lt 1500 ]
+	expect_stderr "retry: circuit late stays open past the deadline; giving up"
+	[ ! -e ran ]
+}
+
 @test "after --trip N failures in a row no run starts another attempt" {
 	local i rc
 	for i in 1 2 3 4 5; do

@@ -108,8 +108,9 @@ derived() {
 
 @test "a nested run derives its key from the inherited one and its command line (UUID v8, SHA-256)" {
 	# Under an outer retry: it marks its attempts with RETRY_ATTEMPT.
+	# -n 2: an inner run makes one attempt unless told (nesting: env.bats).
 	run -0 env RETRY_IDEMPOTENCY_KEY=from-outside RETRY_ATTEMPT=2 \
-	    "$RETRY" -q -b 10ms flaky "$state" 1
+	    "$RETRY" -q -n 2 -b 10ms flaky "$state" 1
 	local want
 	want=$(derived from-outside flaky "$state" 1)
 	[[ $want =~ $UUID8 ]]
@@ -237,6 +238,70 @@ derived() {
 	elapsed=$(($(now_ms) - start))
 	[ "$output" = "$when" ]
 	[ "$elapsed" -lt 1500 ]
+}
+
+# ---- One layer retries (retry(1), Nested runs) ----------------------------
+
+@test "nested: an inner run given no -n makes one attempt, and the outer one retries: 3 calls for -n 3, an outer report of 3" {
+	report=$BATS_TEST_TMPDIR/report.json
+	run -1 "$RETRY" -q -n 3 -b 1ms --report "$report" -- \
+	    "$RETRY" -q -b 1ms -- flaky "$state" 99
+	[ "$(wc -l <"$state")" -eq 3 ]
+	# Each inner run is attempt 1 of 1: RETRY_ATTEMPT is the inner's.
+	[ "$(cut -d' ' -f1 "$state" | tr '\n' ' ')" = "1 1 1 " ]
+	[ "$(jq '.attempts | length' "$report")" -eq 3 ]
+	[ "$(jq -r .outcome "$report")" = attempts_exhausted ]
+}
+
+@test "nested: -n on the inner command line is obeyed, 2 x 3 = 6 calls, and -v says what it comes to" {
+	report=$BATS_TEST_TMPDIR/report.json
+	run -1 --separate-stderr "$RETRY" -q -n 3 -b 1ms --report "$report" -- \
+	    "$RETRY" -v -n 2 -b 1ms -j none -- flaky "$state" 99
+	[ "$(wc -l <"$state")" -eq 6 ]
+	[ "$(jq '.attempts | length' "$report")" -eq 3 ]
+	# One policy line per outer attempt, each the same.
+	[ "$(grep -c '^retry: policy: ' <<<"$stderr")" -eq 3 ]
+	matches "${stderr_lines[0]}" '^retry: policy: 2 attempts under an outer retry.s 3: up to 6, delay 0\.001s '
+}
+
+@test "nested: -v of an inner run without -n: 1 attempt, the outer retry retries" {
+	run -0 --separate-stderr env RETRY_ATTEMPT=2 RETRY_MAX_ATTEMPTS=4 \
+	    "$RETRY" -v -b 10ms true
+	matches "${stderr_lines[0]}" '^retry: policy: 1 attempt: the outer retry retries \(-n to retry here too\), delay 0\.010s '
+	# An outer run without a limit, and an inner one without: no limit.
+	run -0 --separate-stderr env RETRY_ATTEMPT=2 RETRY_MAX_ATTEMPTS=0 \
+	    "$RETRY" -v -n 3 true
+	matches "${stderr_lines[0]}" '^retry: policy: 3 attempts under an outer retry.s 0: no limit, '
+	run -0 --separate-stderr env RETRY_ATTEMPT=2 RETRY_MAX_ATTEMPTS=4 \
+	    "$RETRY" -v -n 0 true
+	matches "${stderr_lines[0]}" '^retry: policy: 0 attempts under an outer retry.s 4: no limit, '
+	# One that does not say its attempts: no product.
+	run -0 --separate-stderr env RETRY_ATTEMPT=2 RETRY_MAX_ATTEMPTS=x \
+	    "$RETRY" -v -n 3 true
+	matches "${stderr_lines[0]}" '^retry: policy: 3 attempts \(0: no limit\) under an outer retry, '
+}
+
+@test "nested: only a RETRY_ATTEMPT of a number from 1 is an outer retry's; otherwise the default 5 stand" {
+	local bad
+	for bad in '' 0 x -1; do
+		rm -f "$state"
+		run -1 env RETRY_ATTEMPT="$bad" "$RETRY" -q -b 1ms -c 1ms \
+		    flaky "$state" 99
+		[ "$(wc -l <"$state")" -eq 5 ]
+	done
+	# --dry-run of an inner run lists its one attempt: no delay.
+	run -0 --separate-stderr env RETRY_ATTEMPT=1 "$RETRY" --dry-run -b 1s
+	[ "$output" = "" ]
+	run -0 env RETRY_ATTEMPT=1 "$RETRY" --dry-run -n 3 -b 1s -j none
+	[ "$output" = "$(printf '2\t1.000\t1.000\n3\t2.000\t3.000')" ]
+}
+
+@test "nested: a hook of an outer retry counts as its attempt: a retry there makes one attempt unless -n" {
+	run -1 "$RETRY" -q -n 1 --on-giveup "\"$RETRY\" -q -b 1ms flaky '$state' 99" false
+	[ "$(wc -l <"$state")" -eq 1 ]
+	rm "$state"
+	run -1 "$RETRY" -q -n 1 --on-giveup "\"$RETRY\" -q -n 3 -b 1ms flaky '$state' 99" false
+	[ "$(wc -l <"$state")" -eq 3 ]
 }
 
 # env_of FILE RETRY-ARGS...: the environment the command sees, run through

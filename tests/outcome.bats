@@ -269,3 +269,11 @@ run_ends() {
 	    '^retry: attempt 1/2 failed with exit 1; giving up: no room in TMPDIR to keep its standard input for a retry \(No space left on device\)$' \
 	    "last:TMPDIR too full to keep it" "$output"
 }
+
+@test "outcome too late: 124, too_late, 'less than 2.000s left before the deadline; not starting', nothing run" {
+	run_ends 124 too_late \
+	    '^retry: less than 2\.000s left before the deadline; not starting$' \
+	    "124" -- -D 1s --min-time 2s sh -c 'echo ran >>ran'
+	[ ! -e ran ]
+	grep -q '"attempts": \[\]' report.json
+}

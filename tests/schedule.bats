@@ -197,6 +197,54 @@ check_schedule() {
 	[ "${#lines[@]}" -eq 2 ]
 }
 
+@test "dry run with --min-time stops before a delay after which less than it would be left" {
+	# -D 8s --min-time 1s: no attempt starts at 7s or later.
+	run -0 "$RETRY" --dry-run -j none -n 20 -D 8s --min-time 1s
+	[ "$output" = "$(printf '2\t1.000\t1.000\n3\t2.000\t3.000')" ]
+	run -0 "$RETRY" --dry-run -j none -n 20 -D 8.001s --min-time 1s
+	[ "${#lines[@]}" -eq 3 ]
+	# Less than --min-time in all: not even the first attempt, no delay.
+	run -0 --separate-stderr "$RETRY" --dry-run -j none -D 1s --min-time 2s
+	[ "$output" = "" ]
+	[ "$stderr" = "" ]
+}
+
+@test "--min-time: no attempt starts in the deadline's last DUR; the run ends as for a delay that would reach it" {
+	starts=$BATS_TEST_TMPDIR/starts
+	start=$(now_ms)
+	# Attempt 2 starts at 0.2 s; after the next delay, 0.4 s, less than
+	# 0.4 s would be left: no attempt 3.  A loaded machine has 0.4 s of
+	# slack before the deadline itself would be the reason.
+	run -1 --separate-stderr "$RETRY" -D 1s --min-time 400ms -b 200ms \
+	    -j none -- sh -c 'clock-now >>"$0"; exit 1' "$starts"
+	expect_stderr "retry: attempt 1/5 failed with exit 1; next in 0.200s
+retry: attempt 2/5 failed with exit 1; giving up: after a delay of 0.400s, less than 0.400s would be left before the deadline (--min-time)"
+	[ "$(wc -l <"$starts")" -eq 2 ]
+	awk -v s="$start" '$1 - s >= 600 { print "an attempt at " $1 - s " ms"
+	    bad = 1 } END { exit bad }' "$starts"
+	# The deadline alone would have let attempt 3 start at 0.6 s.
+	rm "$starts"
+	run -1 "$RETRY" -q -D 1s -b 200ms -j none -- \
+	    sh -c 'clock-now >>"$0"; exit 1' "$starts"
+	[ "$(wc -l <"$starts")" -eq 3 ]
+}
+
+@test "--min-time: a deadline inherited closer than it runs nothing (124); none at all, under an outer retry, and it does nothing, as -v says" {
+	when=$(clock-now -r -s | awk '{ printf "%.3f", $1 + 0.3 }')
+	run -124 --separate-stderr env RETRY_DEADLINE="$when" "$RETRY" \
+	    --min-time 1s --on-retry 'echo retry-hook' \
+	    --on-giveup 'echo giveup-hook >&2' -- sh -c 'echo ran'
+	[ "$output" = "" ]
+	expect_stderr "retry: less than 1.000s left before the deadline; not starting
+giveup-hook"
+	run -0 --separate-stderr env RETRY_ATTEMPT=1 "$RETRY" -v --min-time 1s \
+	    -- true
+	[ "${stderr_lines[1]}" = "retry: --min-time 1.000s does nothing: the run has no deadline, own or inherited" ]
+	# With a deadline, the policy line shows it.
+	run -0 --separate-stderr "$RETRY" -v -D 5s --min-time 1s -- true
+	matches "${stderr_lines[0]}" ', deadline 5\.000s \(min-time 1\.000s\), key '
+}
+
 @test "dry run with a jitter never reaches the deadline" {
 	for j in full equal decorrelated; do
 		run -0 "$RETRY" --dry-run -j "$j" -n 0 -b 10ms -c 100ms -D 2s

@@ -215,6 +215,21 @@ usage_error() {
 	[ "$stderr" = "retry: --dry-run with unlimited attempts needs a --deadline" ]
 }
 
+@test "--min-time needs a deadline, own, inherited, or an outer retry's to come; it must be greater than 0" {
+	usage_error "--min-time needs a deadline: give -D DUR (or run under a retry that has one)" \
+	    --min-time 2s
+	usage_error "--min-time '0': must be greater than 0" --min-time 0 -D 5s
+	usage_error "--min-time 'soon': invalid duration (a number and a unit, ms, s, m or h, or several, as in 1m30s)" \
+	    --min-time soon -D 5s
+	# With one, nothing is refused (the command runs: touch).
+	run -0 "$RETRY" --min-time 1ms -D 5s true
+	run -0 env RETRY_DEADLINE=4000000000.000 "$RETRY" --min-time 1ms true
+	run -0 env RETRY_ATTEMPT=1 "$RETRY" --min-time 1ms true
+	# An empty RETRY_DEADLINE is none.
+	RETRY_DEADLINE= usage_error "--min-time needs a deadline: give -D DUR (or run under a retry that has one)" \
+	    --min-time 2s
+}
+
 @test "a malformed RETRY_DEADLINE in the environment is a usage error" {
 	for v in abc 1.2.3 -5 ' 5' .5 1e9 99999999999999999999 '12 '; do
 		export RETRY_DEADLINE="$v"

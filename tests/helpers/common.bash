@@ -8,6 +8,12 @@ RETRY=${TEST_RETRY_BINARY:-$BATS_TEST_DIRNAME/../retry}
 HELPERS=$BATS_TEST_DIRNAME/helpers
 PATH=$HELPERS:$PATH
 
+# The suite's runs are no one's attempts: started under a retry (retry --
+# make test), each would be an inner run, with one attempt by default and
+# the outer one's key and deadline.  A test that wants one sets them.
+unset RETRY_ATTEMPT RETRY_MAX_ATTEMPTS RETRY_IDEMPOTENCY_KEY \
+    RETRY_DEADLINE RETRY_AFTER_FILE RETRY_STORE
+
 # skip_cannot_run_under_qemu: make check-release runs a part of the suite
 # with a release binary under qemu-user (TEST_QEMU names the
 # architecture), which runs vfork(2) as fork(2): the child's exec error
