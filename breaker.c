@@ -19,41 +19,79 @@
  * The language: S-expressions of numbers and names, every value an IEEE
  * double as in Lua 5.1, so that the C below and the Lua written from it
  * compute the same numbers.  A condition must be a comparison, and, or,
- * not, or a flag given by the caller (Lua takes 0 for true).
+ * not, a flag given by the caller (Lua takes 0 for true), or a program
+ * whose body is a condition.
  *
  *   (seq S ...)  (if C S [S])  (set FIELD E)  (let NAME E)
  *   (return E [E])  (prune E)  (add E)  (append)
- *   E: a number, a field (s f o h b w), an input, a let's name,
+ *   (tally E)  (shed E)  (mark E)  (forget)
+ *   E: a number, a field (s f o h b w q l tp tm), an input, a let's name,
  *      (+ - * / min max E E), (floor E), (pow2 E), (? C E E),
  *      (== ~= < <= > >= E E), (and C C), (or C C), (not C),
- *      (count), (nth E), (last), (since E)
+ *      (count), (nth E), (last), (since E), (firsts E), (seen),
+ *      (failed E), or (NAME), the value of a program whose body is one E
  *
  * s is 0 closed, 1 open, 2 half-open; f, o the failures and openings in
- * a row; h when it half-opens; b, w the last --budget.  The retries are a
- * list, oldest first: prune drops those at or before E, count, nth (from
- * 0, oldest first), last (0 when none) and since (how many are after E)
- * read it, add puts a time at its end.  append keeps the run's letter
- * with the last RUNS_MAX.  Times and durations are in the caller's unit
- * (ns for the record, µs for the store).  Answers: admit 0 go, 1 probe,
- * 2 wait, 3 budget, with the wait; result 0 nothing, 1 opened, 2 closed
- * again; within the retries in the last window.
+ * a row; h when it half-opens; b, w the last --budget N/DUR (b 0 for a
+ * --budget P%/DUR, whose P and --budget-min are q and l); tp, tm the P
+ * and M of the last --trip P%/M.  Three lists, which each backend keeps
+ * as it can:
+ * - the retries, times oldest first: prune drops those at or before E,
+ *   count, nth (from 0, oldest first), last (0 when none) and since (how
+ *   many are after E) read it, add puts a time at its end;
+ * - the first attempts, counts per part of the window, each part known
+ *   by the time it begins, oldest first: tally counts one in the part
+ *   that begins at E (a new one after the last, the oldest of
+ *   FIRSTS_MAX dropped), shed drops the parts that begin at or before E,
+ *   firsts adds up those that begin after E;
+ * - the marks, 1 for a failed attempt and 0 for another, the last
+ *   MARKS_MAX, oldest first: mark adds E, seen counts them, failed
+ *   counts the 1s among the last E, forget drops them all.
+ * append keeps the run's letter with the last RUNS_MAX.  Times and
+ * durations are in the caller's unit (ns for the record, µs for the
+ * store).  Answers: admit 0 go, 1 probe, 2 wait, 3 budget, with the
+ * wait; result 0 nothing, 1 opened (with the failures that did it), 2
+ * closed again; within the retries in the last window.
  */
 static const char *const rule_text[] = {
 	/* Open and due, or half-open: the one attempt that may start probes. */
 	"(wants (return (or (== s 2) (and (== s 1) (>= now h)))))",
 	/*
+	 * --budget P%/DUR: the retries that the first attempts of the window
+	 * that ends now allow, P% of them plus --budget-min, at most as many
+	 * as a record counts.  A first attempt is counted in the part of
+	 * the window it came in, a tenth; a part that began before the
+	 * window is left out whole, so the share is of the first attempts
+	 * of the last nine to ten tenths, never of more than the window's.
+	 */
+	"(arrived (firsts (- now w)))",
+	"(allowed (min 1000 (+ l (floor (/ (* q (arrived)) 100)))))",
+	/*
+	 * Does a failure open the closed circuit?  --trip P%/M: at least P%
+	 * of the last M attempts failed, once M were seen; --trip N: N in a
+	 * row.
+	 */
+	"(failing (? (~= tm 0) (failed tm) 0))",
+	"(tripped (or (and (~= tp 0) (and (>= (seen) tm)",
+	"  (>= (* 100 (failing)) (* tp tm)))) (and (== tp 0) (>= f trip))))",
+	/*
 	 * May an attempt start now?  Open and cooling down: wait until it
 	 * half-opens.  Due or half-open: the run that got the probe goes,
 	 * and the circuit is half-open; the others wait for it.  A retry
-	 * that may go takes its place in the budget, or waits while n were
-	 * taken within the window, until enough of the oldest leave it,
-	 * without the probe: held through that wait, it would hold back
-	 * first attempts too, which the budget never holds back.  Times stay
-	 * oldest first, even should a clock go back.
+	 * that may go takes its place in the budget, or waits while its
+	 * allowance was taken within the window, until enough of the oldest
+	 * leave it (a tenth of the window when first attempts allow none:
+	 * more may come), without the probe: held through that wait, it
+	 * would hold back first attempts too, which the budget never holds
+	 * back.  A first attempt that goes is counted for --budget P%/DUR.
+	 * Times stay oldest first, even should a clock go back.
 	 */
 	"(admit (seq",
-	"  (if (and (~= n 0) (or (~= b n) (~= w window)))",
-	"    (seq (set b n) (set w window)))",
+	"  (if (and (~= n 0) (or (~= b n) (or (~= w window) (~= q 0))))",
+	"    (seq (set b n) (set q 0) (set l 0) (set w window)))",
+	"  (if (and (~= share 0) (or (~= q share) (or (~= l least)",
+	"      (or (~= w window) (~= b 0)))))",
+	"    (seq (set q share) (set l least) (set b 0) (set w window)))",
 	"  (if (and (== s 1) (< now h)) (return 2 (- h now)))",
 	"  (if (and (~= s 0) (not got)) (return 2 0))",
 	"  (if (and retry (~= n 0)) (seq",
@@ -61,32 +99,49 @@ static const char *const rule_text[] = {
 	"    (if (>= (count) n)",
 	"      (return 3 (- (+ (nth (- (count) n)) window) now)))",
 	"    (add (max now (last)))))",
+	"  (if (~= share 0) (shed (- now window)))",
+	"  (if (and retry (~= share 0)) (seq",
+	"    (prune (- now window))",
+	"    (let a (allowed))",
+	"    (if (>= (count) a)",
+	"      (return 3 (? (> a 0) (- (+ (nth (- (count) a)) window) now)",
+	"        (/ window 10))))",
+	"    (add (max now (last)))))",
+	"  (if (and (not retry) (~= share 0))",
+	"    (tally (* (floor (/ now (/ window 10))) (/ window 10))))",
 	"  (if (~= s 0) (seq (set s 2) (return 1 0)))",
 	"  (return 0 0)))",
 	/*
 	 * How an attempt ended.  Any success closes the circuit and clears
-	 * the counts in a row; a failure counts, and opens the circuit when
-	 * it is the probe's, or the trip-th in a row while closed, for the
-	 * k-th opening in a row c(k) = min(max(cap, cool), cool * 2^(k-1)),
-	 * drawn with equal jitter between c/2 and c (u in [0, 1)).  Counts
-	 * stop at 2^31 - 1.
+	 * the counts in a row (and the marks, which start afresh once it
+	 * closes again); a failure counts, and opens the circuit when it is
+	 * the probe's, or while closed when the trip says so (tripped), for
+	 * the k-th opening in a row c(k) = min(max(cap, cool), cool *
+	 * 2^(k-1)), drawn with equal jitter between c/2 and c (u in [0, 1)).
+	 * Under --trip P%/M each attempt's end is marked; a run of --trip N
+	 * marks none, and drops what others marked.  Counts stop at 2^31 - 1.
 	 */
-	"(result (if success",
-	"  (seq",
-	"    (if (and (== s 0) (and (== f 0) (== o 0))) (return 0))",
-	"    (let turn (? (~= s 0) 2 0))",
-	"    (set s 0) (set f 0) (set o 0) (set h 0)",
-	"    (return turn))",
-	"  (seq",
-	"    (set f (min (+ f 1) 2147483647))",
-	"    (if (or probing (and (== s 0) (>= f trip)))",
-	"      (seq",
-	"        (set o (min (+ o 1) 2147483647))",
-	"        (let c (min (max cap cool) (* cool (pow2 (- o 1)))))",
-	"        (set h (+ now (floor (+ (/ c 2) (/ (* u c) 2)))))",
-	"        (set s 1)",
-	"        (return 1)))",
-	"    (return 0))))",
+	"(result (seq",
+	"  (if (and (== ratio 0) (~= tp 0)) (forget))",
+	"  (if (or (~= tp ratio) (~= tm span)) (seq (set tp ratio) (set tm span)))",
+	"  (if (~= ratio 0) (mark (? success 0 1)))",
+	"  (if success",
+	"    (seq",
+	"      (if (and (== s 0) (and (== f 0) (== o 0))) (return 0))",
+	"      (let turn (? (~= s 0) 2 0))",
+	"      (if (~= s 0) (forget))",
+	"      (set s 0) (set f 0) (set o 0) (set h 0)",
+	"      (return turn))",
+	"    (seq",
+	"      (set f (min (+ f 1) 2147483647))",
+	"      (if (or probing (and (== s 0) (tripped)))",
+	"        (seq",
+	"          (set o (min (+ o 1) 2147483647))",
+	"          (let c (min (max cap cool) (* cool (pow2 (- o 1)))))",
+	"          (set h (+ now (floor (+ (/ c 2) (/ (* u c) 2)))))",
+	"          (set s 1)",
+	"          (return 1 (? (~= tp 0) (failing) f))))",
+	"      (return 0)))))",
 	/* How a run ended, kept with the last RUNS_MAX runs'. */
 	"(ended (append))",
 	/* The retries within the last window, for --circuit-status. */
@@ -103,15 +158,28 @@ static const struct {
 	enum name_kind	 kind;
 } names[] = {
 	{ "s", FIELD }, { "f", FIELD }, { "o", FIELD }, { "h", FIELD },
-	{ "b", FIELD }, { "w", FIELD },
+	{ "b", FIELD }, { "w", FIELD }, { "q", FIELD }, { "l", FIELD },
+	{ "tp", FIELD }, { "tm", FIELD },
 	{ "now", INPUT }, { "n", INPUT }, { "window", INPUT },
-	{ "trip", INPUT }, { "cool", INPUT }, { "cap", INPUT }, { "u", INPUT },
+	{ "share", INPUT }, { "least", INPUT },
+	{ "trip", INPUT }, { "ratio", INPUT }, { "span", INPUT },
+	{ "cool", INPUT }, { "cap", INPUT }, { "u", INPUT },
 	{ "got", FLAG }, { "retry", FLAG }, { "success", FLAG },
 	{ "probing", FLAG },
-	{ "turn", LOCAL }, { "c", LOCAL },
+	{ "turn", LOCAL }, { "c", LOCAL }, { "a", LOCAL },
 };
 #define NNAMES	(sizeof(names) / sizeof(names[0]))
-#define NFIELDS	6
+#define NFIELDS	10
+
+/* The words of the language that are statements: the rest are values. */
+static const char *const statements[] = {
+	"seq", "if", "set", "let", "return", "prune", "add", "append", "tally",
+	"shed", "mark", "forget",
+};
+/* The values that read a list, each answered by the backend's own. */
+static const char *const list_reads[] = {
+	"count", "nth", "last", "since", "firsts", "seen", "failed",
+};
 
 /* ---- Reading the text ---------------------------------------------------- */
 
@@ -120,7 +188,7 @@ static const struct {
  * file's own, a few levels deep, so no input can make the stack grow.
  */
 
-#define NODES_MAX	512
+#define NODES_MAX	1024
 
 enum node_type { NUMBER, NAME, LIST };
 
@@ -136,12 +204,14 @@ static struct node	 nodes[NODES_MAX];
 static size_t		 nnodes;
 static size_t		 kids[NODES_MAX];	/* LIST elements, by index */
 static size_t		 nkids;
-static size_t		 programs[8];	/* the node of each program's body */
-static char		 program_names[8][8];
+#define PROGRAMS_MAX	16
+static size_t		 programs[PROGRAMS_MAX];	/* each one's body */
+static char		 program_names[PROGRAMS_MAX][12];
 static size_t		 nprograms;
-static char		 text[2048];	/* rule_text, joined */
+static char		 text[4096];	/* rule_text, joined */
 
 static int parse(const char **, size_t *);
+static const struct node *program(const char *);
 
 static void
 skip_space(const char **p)
@@ -237,22 +307,46 @@ kid(const struct node *nd, size_t i)
 	return &nodes[kids[nd->first + i]];
 }
 
-/* Whether nd is a condition, the same in Lua as here (see above). */
+/* Whether word is one of the n words of list. */
 static int
+one_of(const char *word, const char *const list[], size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(word, list[i]) == 0)
+			return 1;
+	return 0;
+}
+
+#define ONE_OF(word, list)	one_of(word, list, sizeof(list) / sizeof(list[0]))
+
+/*
+ * Whether nd is a condition, the same in Lua as here (see above): a
+ * program's value is one when its body is (a program is read before
+ * those that use it).
+ */
+static int	/* NOLINT(misc-no-recursion) */
 is_condition(const struct node *nd)
 {
 	static const char *const ops[] = { "==", "~=", "<", "<=", ">", ">=",
 	    "and", "or", "not" };
-	size_t i;
+	const struct node *p;
 
 	if (nd->type == NAME)
 		return names[nd->name].kind == FLAG;
 	if (nd->type != LIST)
 		return 0;
-	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (strcmp(nd->word, ops[i]) == 0)
-			return 1;
-	return 0;
+	if ((p = program(nd->word)) != NULL)
+		return is_condition(p);
+	return ONE_OF(nd->word, ops);
+}
+
+/* Whether the body of a program is a statement, or a value it gives. */
+static int
+is_statement(const struct node *nd)
+{
+	return nd->type == LIST && ONE_OF(nd->word, statements);
 }
 
 /* Every condition of the tree at nd is one (and, or, not, if, ?). */
@@ -291,11 +385,12 @@ read_rules(void)
 		    rule_text[i]);
 	done = -1;
 	for (skip_space(&p); *p != '\0'; skip_space(&p)) {
-		if (len >= sizeof(text) || nprograms == 8 ||
+		if (len >= sizeof(text) || nprograms == PROGRAMS_MAX ||
 		    parse(&p, &at) == -1 || nodes[at].type != LIST ||
 		    nodes[at].n != 1 || !conditions_hold(&nodes[at]))
 			return -1;
-		(void)snprintf(program_names[nprograms], 8, "%s",
+		(void)snprintf(program_names[nprograms],
+		    sizeof(program_names[nprograms]), "%s",
 		    nodes[at].word);
 		programs[nprograms++] = kids[nodes[at].first];
 	}
@@ -353,6 +448,20 @@ pow2(double x)
 	return p;
 }
 
+/* The 1s among the last k marks (all of them when there are fewer). */
+static double
+marks_failed(const struct breaker_state *s, double k)
+{
+	size_t i = 0;
+	double n = 0;
+
+	if (k < (double)s->nmarks)
+		i = s->nmarks - (k > 0 ? (size_t)k : 0);
+	for (; i < s->nmarks; i++)
+		n += s->marks[i] == '1';
+	return n;
+}
+
 static double
 list_op(struct run *r, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
@@ -370,6 +479,15 @@ list_op(struct run *r, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 			n += (double)s->retries[i] > x;
 		return n;
 	}
+	if (strcmp(nd->word, "firsts") == 0) {
+		for (i = 0; i < s->nfirsts; i++)
+			n += (double)s->first_at[i] > x ? (double)s->first_n[i] : 0;
+		return n;
+	}
+	if (strcmp(nd->word, "seen") == 0)
+		return (double)s->nmarks;
+	if (strcmp(nd->word, "failed") == 0)
+		return marks_failed(s, x);
 	/* last */
 	return s->nretries > 0 ? (double)s->retries[s->nretries - 1] : 0;
 }
@@ -412,6 +530,7 @@ static double
 eval(struct run *r, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
 	const char *w = nd->word;
+	const struct node *p;
 
 	if (nd->type == NUMBER)
 		return nd->number;
@@ -429,9 +548,10 @@ eval(struct run *r, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 		return floor_of(eval(r, kid(nd, 0)));
 	if (strcmp(w, "pow2") == 0)
 		return pow2(eval(r, kid(nd, 0)));
-	if (strcmp(w, "count") == 0 || strcmp(w, "nth") == 0 ||
-	    strcmp(w, "last") == 0 || strcmp(w, "since") == 0)
+	if (ONE_OF(w, list_reads))
 		return list_op(r, nd);
+	if ((p = program(w)) != NULL)
+		return eval(r, p);
 	if (strchr("=~<>", w[0]) != NULL)
 		return compare(w, eval(r, kid(nd, 0)), eval(r, kid(nd, 1)));
 	return arith(w, eval(r, kid(nd, 0)), eval(r, kid(nd, 1)));
@@ -496,6 +616,76 @@ append(struct run *r)
 	r->listed = 1;
 }
 
+/*
+ * A first attempt in the part of the window that begins at t: counted in
+ * the last part when that is the one, else in a new one after it, the
+ * oldest dropped when FIRSTS_MAX are kept.
+ */
+static void
+tally(struct run *r, double t)
+{
+	struct breaker_state *s = changing(r);
+	int64_t at = (int64_t)t;
+
+	r->listed = 1;
+	if (s->nfirsts > 0 && s->first_at[s->nfirsts - 1] == at) {
+		if (s->first_n[s->nfirsts - 1] < COUNT_MAX)
+			s->first_n[s->nfirsts - 1]++;
+		return;
+	}
+	if (s->nfirsts == FIRSTS_MAX) {
+		memmove(s->first_at, s->first_at + 1, (FIRSTS_MAX - 1) *
+		    sizeof(s->first_at[0]));
+		memmove(s->first_n, s->first_n + 1, (FIRSTS_MAX - 1) *
+		    sizeof(s->first_n[0]));
+		s->nfirsts--;
+	}
+	s->first_at[s->nfirsts] = at;
+	s->first_n[s->nfirsts++] = 1;
+}
+
+/* The parts of the window that begin at or before x leave the list. */
+static void
+shed(struct run *r, double x)
+{
+	struct breaker_state *s = changing(r);
+	size_t old = 0, i;
+
+	while (old < s->nfirsts && (double)s->first_at[old] <= x)
+		old++;
+	for (i = old; i < s->nfirsts; i++) {
+		s->first_at[i - old] = s->first_at[i];
+		s->first_n[i - old] = s->first_n[i];
+	}
+	s->nfirsts -= old;
+	r->listed |= old > 0;
+}
+
+/* An attempt's mark, 1 failed or 0, with the last MARKS_MAX. */
+static void
+mark(struct run *r, double x)
+{
+	struct breaker_state *s = changing(r);
+
+	if (s->nmarks == MARKS_MAX) {
+		memmove(s->marks, s->marks + 1, MARKS_MAX - 1);
+		s->nmarks--;
+	}
+	s->marks[s->nmarks++] = x != 0 ? '1' : '0';
+	s->marks[s->nmarks] = '\0';
+	r->listed = 1;
+}
+
+static void
+forget(struct run *r)
+{
+	struct breaker_state *s = changing(r);
+
+	r->listed |= s->nmarks > 0;
+	s->nmarks = 0;
+	s->marks[0] = '\0';
+}
+
 static void
 exec(struct run *r, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
@@ -522,8 +712,16 @@ exec(struct run *r, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 		prune(r, eval(r, kid(nd, 0)));
 	} else if (strcmp(w, "add") == 0) {
 		add(r, eval(r, kid(nd, 0)));
-	} else if (strcmp(w, "append") == 0)
+	} else if (strcmp(w, "append") == 0) {
 		append(r);
+	} else if (strcmp(w, "tally") == 0) {
+		tally(r, eval(r, kid(nd, 0)));
+	} else if (strcmp(w, "shed") == 0) {
+		shed(r, eval(r, kid(nd, 0)));
+	} else if (strcmp(w, "mark") == 0) {
+		mark(r, eval(r, kid(nd, 0)));
+	} else if (strcmp(w, "forget") == 0)
+		forget(r);
 }
 
 /* The state's fields into the run's names, and back. */
@@ -538,6 +736,10 @@ load_fields(struct run *r, const struct breaker_state *s)
 	r->v[3] = (double)s->half_open_at;
 	r->v[4] = (double)s->budget;
 	r->v[5] = (double)s->window;
+	r->v[6] = (double)s->share;
+	r->v[7] = (double)s->least;
+	r->v[8] = (double)s->ratio;
+	r->v[9] = (double)s->span;
 }
 
 /*
@@ -548,10 +750,10 @@ load_fields(struct run *r, const struct breaker_state *s)
 static int
 store_fields(const struct run *r, struct breaker_state *s)
 {
-	int64_t *const times[] = { NULL, NULL, NULL, &s->half_open_at, NULL,
-	    &s->window };
-	long *const counts[] = { NULL, &s->failures, &s->openings, NULL,
-	    &s->budget, NULL };
+	int64_t *const times[NFIELDS] = { NULL, NULL, NULL, &s->half_open_at,
+	    NULL, &s->window, NULL, NULL, NULL, NULL };
+	long *const counts[NFIELDS] = { NULL, &s->failures, &s->openings, NULL,
+	    &s->budget, NULL, &s->share, &s->least, &s->ratio, &s->span };
 	struct run was;
 	int changed = r->listed;
 	size_t k;
@@ -593,7 +795,10 @@ run_program(struct run *r, const char *name)
 
 	if (read_rules() == -1 || (p = program(name)) == NULL)
 		abort();
-	exec(r, p);
+	if (is_statement(p))
+		exec(r, p);
+	else
+		r->answer[0] = eval(r, p);
 }
 
 /* ---- Writing it as Lua ------------------------------------------------- */
@@ -623,7 +828,23 @@ lua_name(struct lua *l, size_t name)
 	put(l, names[name].name);
 }
 
-/* (OP A B) as (A OP B), or f(A, B) for the ops that Lua calls. */
+/* The arguments of nd, and the ")" that ends a call. */
+static void
+lua_args(struct lua *l, const struct node *nd)	/* NOLINT(misc-no-recursion) */
+{
+	size_t k;
+
+	for (k = 0; k < nd->n; k++) {
+		put(l, k > 0 ? ", " : "");
+		lua_expr(l, kid(nd, k));
+	}
+	put(l, ")");
+}
+
+/*
+ * (OP A B) as (A OP B), or f(A, B) for the ops that Lua calls: its
+ * math, the store's lists (L), the programs that give a value (rule).
+ */
 static void
 lua_call(struct lua *l, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
@@ -632,19 +853,26 @@ lua_call(struct lua *l, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 	} calls[] = {
 		{ "min", "math.min(" }, { "max", "math.max(" },
 		{ "floor", "math.floor(" }, { "pow2", "math.pow(2, " },
-		{ "count", "L.count(" }, { "nth", "L.nth(" }, { "last", "L.last(" },
-		{ "since", "L.since(" },
 	};
-	size_t i, k;
+	size_t i;
 
+	if (program(nd->word) != NULL) {
+		put(l, "rule.");
+		put(l, nd->word);
+		put(l, "(st, i, L)");
+		return;
+	}
+	if (ONE_OF(nd->word, list_reads)) {
+		put(l, "L.");
+		put(l, nd->word);
+		put(l, "(");
+		lua_args(l, nd);
+		return;
+	}
 	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 		if (strcmp(nd->word, calls[i].op) == 0) {
 			put(l, calls[i].lua);
-			for (k = 0; k < nd->n; k++) {
-				put(l, k > 0 ? ", " : "");
-				lua_expr(l, kid(nd, k));
-			}
-			put(l, ")");
+			lua_args(l, nd);
 			return;
 		}
 	put(l, "(");
@@ -732,7 +960,8 @@ lua_stmt(struct lua *l, const struct node *nd)	/* NOLINT(misc-no-recursion) */
 /*
  * The rules as Lua, into buf: a table "rule" of functions, one per
  * program, each called as rule.NAME(st, i, L) with st the fields, i the
- * inputs and L the store's list operations.  Returns the length, or 0
+ * inputs and L the store's list operations; a program that gives a value
+ * returns it.  Returns the length, or 0
  * when the rules cannot be read or do not fit.
  */
 size_t
@@ -749,7 +978,13 @@ breaker_lua(char *buf, size_t size)
 		put(&l, "function rule.");
 		put(&l, program_names[i]);
 		put(&l, "(st, i, L)\n");
-		lua_stmt(&l, &nodes[programs[i]]);
+		if (is_statement(&nodes[programs[i]]))
+			lua_stmt(&l, &nodes[programs[i]]);
+		else {
+			put(&l, "return ");
+			lua_expr(&l, &nodes[programs[i]]);
+			put(&l, "\n");
+		}
 		put(&l, "end\n");
 	}
 	return l.len + 1 < size ? l.len : 0;
@@ -789,6 +1024,8 @@ breaker_admit(struct breaker_state *s, const struct admit_ask *a,
 	r.s = s;
 	r.v[slot("now")] = (double)now;
 	r.v[slot("n")] = (double)a->budget;
+	r.v[slot("share")] = (double)a->share;
+	r.v[slot("least")] = (double)a->least;
 	r.v[slot("window")] = (double)a->window;
 	r.v[slot("got")] = got_probe;
 	r.v[slot("retry")] = a->retry;
@@ -798,10 +1035,15 @@ breaker_admit(struct breaker_state *s, const struct admit_ask *a,
 	return (enum admission)(int)r.answer[0];
 }
 
-/* How an attempt ended: see "result" above. */
+/*
+ * How an attempt ended: see "result" above.  An end that opened the
+ * circuit gives in *failures the failures that did it: in a row, or of
+ * the last M of --trip P%/M.
+ */
 enum turn
 breaker_result(struct breaker_state *s, const struct breaker *b,
-    int success, int probing, double u, int64_t now, int *changed)
+    int success, int probing, double u, int64_t now, long *failures,
+    int *changed)
 {
 	struct run r;
 
@@ -811,11 +1053,14 @@ breaker_result(struct breaker_state *s, const struct breaker *b,
 	r.v[slot("success")] = success;
 	r.v[slot("probing")] = probing;
 	r.v[slot("trip")] = (double)b->trip;
+	r.v[slot("ratio")] = (double)b->ratio;
+	r.v[slot("span")] = (double)b->span;
 	r.v[slot("cool")] = (double)b->cool;
 	r.v[slot("cap")] = (double)b->cap;
 	r.v[slot("u")] = u;
 	run_program(&r, "result");
 	*changed |= store_fields(&r, s);
+	*failures = (long)r.answer[1];
 	return (enum turn)(int)r.answer[0];
 }
 
@@ -831,11 +1076,27 @@ breaker_run_ended(struct breaker_state *s, enum run_kind kind)
 	run_program(&r, "ended");
 }
 
-/* The retries of the budget within the window that ends now: "within". */
-long
-breaker_retries_within(const struct breaker_state *s, int64_t now)
+/*
+ * What --circuit-status shows of the budget and the trip, as the rules
+ * count it now: the retries in the window and, for --budget P%/DUR, the
+ * first attempts and the retries they allow; for --trip P%/M, the
+ * attempts marked and the failures among the last M.
+ */
+void
+breaker_view(const struct breaker_state *s, int64_t now,
+    struct circuit_view *v)
 {
-	return (long)ask(s, "within", now);
+	v->budget = s->budget;
+	v->window = s->window;
+	v->retries = (long)ask(s, "within", now);
+	v->share = s->share;
+	v->least = s->least;
+	v->arrived = (long)ask(s, "arrived", now);
+	v->allowed = (long)ask(s, "allowed", now);
+	v->ratio = s->ratio;
+	v->span = s->span;
+	v->seen = (long)s->nmarks;
+	v->failing = (long)ask(s, "failing", now);
 }
 
 /*

@@ -28,7 +28,8 @@
 
 #define MAGIC		"retry-circuit 1\n"
 #define GROUP_LINE_MAX	(12 + 3 * 21 + HOST_MAX + 1)	/* "probe-group ..." */
-#define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256 + RUNS_MAX + GROUP_LINE_MAX)
+#define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256 + RUNS_MAX + GROUP_LINE_MAX + \
+	42 * FIRSTS_MAX + MARKS_MAX + 128)
 #define PAGE_MIN	4096	/* no system retry runs on has smaller pages */
 
 /* The record as it is kept: the rules' state, and how the probe is held. */
@@ -272,6 +273,90 @@ parse_runs(char **p, struct record *r)
 	return **p == '\n' ? 0 : -1;
 }
 
+/*
+ * "\nshare P LEAST" at *p: the last --budget P%/DUR and its
+ * --budget-min, since 0.4 (after "runs"); none: no such budget.
+ */
+static int
+parse_share(char **p, struct record *r)
+{
+	int64_t share, least;
+
+	if (word(p, "\nshare ") == -1)
+		return 0;
+	if (scan_bounded(p, SHARE_MAX, &share) == -1 || share < 1 ||
+	    word(p, " ") == -1 || scan_bounded(p, BUDGET_MAX, &least) == -1)
+		return -1;
+	r->b.share = (long)share;
+	r->b.least = (long)least;
+	return 0;
+}
+
+/*
+ * "\nfirsts N TIME COUNT ..." at *p: the first attempts of --budget
+ * P%/DUR, N parts of the window, each where it begins and how many came
+ * in it, oldest first, since 0.4; none: no part counted.
+ */
+static int
+parse_firsts(char **p, struct record *r, int64_t later)
+{
+	int64_t n, at, count;
+	size_t i;
+
+	if (word(p, "\nfirsts ") == -1)
+		return 0;
+	if (scan_bounded(p, FIRSTS_MAX, &n) == -1 || n < 1)
+		return -1;
+	for (i = 0; i < (size_t)n; i++) {
+		if (word(p, " ") == -1 || scan_bounded(p, later, &at) == -1 ||
+		    (i > 0 && at <= r->b.first_at[i - 1]) || word(p, " ") == -1 ||
+		    scan_bounded(p, COUNT_MAX, &count) == -1 || count < 1)
+			return -1;
+		r->b.first_at[i] = at;
+		r->b.first_n[i] = (long)count;
+	}
+	r->b.nfirsts = (size_t)n;
+	return 0;
+}
+
+/* "\ntrip P M" at *p: the last --trip P%/M, since 0.4; none: --trip N. */
+static int
+parse_trip(char **p, struct record *r)
+{
+	int64_t ratio, span;
+
+	if (word(p, "\ntrip ") == -1)
+		return 0;
+	if (scan_bounded(p, 100, &ratio) == -1 || ratio < 1 ||
+	    word(p, " ") == -1 || scan_bounded(p, MARKS_MAX, &span) == -1 ||
+	    span < SPAN_MIN)
+		return -1;
+	r->b.ratio = (long)ratio;
+	r->b.span = (long)span;
+	return 0;
+}
+
+/*
+ * "\nmarks N BITS" at *p: how the last N attempts under --trip P%/M
+ * ended, 1 failed and 0 not, oldest first, since 0.4; none: none marked.
+ */
+static int
+parse_marks(char **p, struct record *r)
+{
+	int64_t n;
+
+	if (word(p, "\nmarks ") == -1)
+		return 0;
+	if (scan_bounded(p, MARKS_MAX, &n) == -1 || n < 1 ||
+	    word(p, " ") == -1 || strspn(*p, "01") != (size_t)n)
+		return -1;
+	memcpy(r->b.marks, *p, (size_t)n);
+	r->b.marks[n] = '\0';
+	r->b.nmarks = (size_t)n;
+	*p += n;
+	return 0;
+}
+
 /* Whether c is a byte of a host's name as the record keeps it. */
 static int
 host_byte(char c)
@@ -355,7 +440,9 @@ parse_record(char *text, int64_t now, struct record *r)
 		    -1 || (i > 0 && r->b.retries[i] < r->b.retries[i - 1]))
 			return -1;
 	}
-	if (*p != '\n' || parse_runs(&p, r) == -1 || parse_group(&p, r) == -1)
+	if (*p != '\n' || parse_runs(&p, r) == -1 || parse_share(&p, r) == -1 ||
+	    parse_firsts(&p, r, later) == -1 || parse_trip(&p, r) == -1 ||
+	    parse_marks(&p, r) == -1 || parse_group(&p, r) == -1)
 		return -1;
 	while (*p == '\n')	/* a longer record's length, written in place */
 		p++;
@@ -378,6 +465,22 @@ format_record(char *buf, size_t size, const struct record *r)
 	if (len < size)
 		len += (size_t)snprintf(buf + len, size - len, "\nruns %zu%s%s\n",
 		    r->b.nruns, r->b.nruns > 0 ? " " : "", r->b.runs);
+	if (len < size && r->b.share != 0)
+		len += (size_t)snprintf(buf + len, size - len, "share %ld %ld\n",
+		    r->b.share, r->b.least);
+	if (len < size && r->b.nfirsts > 0)
+		len += (size_t)snprintf(buf + len, size - len, "firsts %zu",
+		    r->b.nfirsts);
+	for (i = 0; i < r->b.nfirsts && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, " %lld %ld%s",
+		    (long long)r->b.first_at[i], r->b.first_n[i],
+		    i + 1 == r->b.nfirsts ? "\n" : "");
+	if (len < size && r->b.ratio != 0)
+		len += (size_t)snprintf(buf + len, size - len, "trip %ld %ld\n",
+		    r->b.ratio, r->b.span);
+	if (len < size && r->b.nmarks > 0)
+		len += (size_t)snprintf(buf + len, size - len, "marks %zu %s\n",
+		    r->b.nmarks, r->b.marks);
 	if (len < size && r->group.pgid != 0)
 		len += (size_t)snprintf(buf + len, size - len, "probe-group %ld "
 		    "%ld %llu %s\n", r->group.pgid, r->group.sid,
@@ -742,11 +845,10 @@ circuit_result(struct circuit *c, int success, const struct breaker *b,
 		return s;
 	if (s == STEP_DONE) {
 		c->sh.turned = breaker_result(&rec.b, b, success,
-		    c->sh.probing, u, realtime_now(), &changed);
+		    c->sh.probing, u, realtime_now(), &c->sh.failures,
+		    &changed);
 		if (success || c->sh.turned == TURN_OPENED)
 			rec.probe = 0;
-		if (c->sh.turned == TURN_OPENED)
-			c->sh.failures = rec.b.failures;
 		/* The probe's attempt has ended: its group is no one's to end. */
 		if (c->sh.probing && rec.group.pgid != 0) {
 			memset(&rec.group, 0, sizeof(rec.group));
@@ -834,9 +936,7 @@ circuit_view(struct circuit *c, struct circuit_view *view)
 	view->openings = rec.b.openings;
 	view->half_opens_in = rec.b.half_open_at - now;
 	view->probe = rec.b.state == HALF_OPEN ? probe_holder(c) : 0;
-	view->budget = rec.b.budget;
-	view->window = rec.b.window;
-	view->retries = breaker_retries_within(&rec.b, now);
+	breaker_view(&rec.b, now, view);
 	view->found = c->dir != -1 && c->found;
 	view->place = c->dir_path;
 	memcpy(view->runs, rec.b.runs, sizeof(view->runs));
@@ -894,6 +994,27 @@ print_place(FILE *f, const char *name, const struct circuit_view *v)
 		    place);
 }
 
+/*
+ * The failures: in a row, or under --trip P%/M those of the last M
+ * attempts, and, until M were seen, of those seen.
+ */
+static void
+print_failures(FILE *f, const struct circuit_view *v)
+{
+	if (v->ratio == 0)
+		(void)fprintf(f, "failures:  %ld in a row\n", v->failures);
+	else if (v->seen == 0)
+		(void)fprintf(f, "failures:  none seen yet (trips at %ld%% of the "
+		    "last %ld)\n", v->ratio, v->span);
+	else if (v->seen >= v->span)
+		(void)fprintf(f, "failures:  %ld of the last %ld (trips at %ld%%)\n",
+		    v->failing, v->span, v->ratio);
+	else
+		(void)fprintf(f, "failures:  %ld of the last %ld (trips at %ld%% "
+		    "once %ld are seen)\n", v->failing, v->seen, v->ratio,
+		    v->span);
+}
+
 /* What --circuit-status prints. */
 int
 circuit_print(FILE *f, const char *name, const struct circuit_view *v)
@@ -915,9 +1036,14 @@ circuit_print(FILE *f, const char *name, const struct circuit_view *v)
 		(void)fprintf(f, ", probed by process %ld", v->probe);
 	else if (v->state == HALF_OPEN)
 		(void)fprintf(f, ", its probe is gone: the next attempt probes");
-	(void)fprintf(f, "\nfailures:  %ld in a row\nopenings:  %ld in a row\n",
-	    v->failures, v->openings);
-	if (v->window > 0)
+	(void)fprintf(f, "\n");
+	print_failures(f, v);
+	(void)fprintf(f, "openings:  %ld in a row\n", v->openings);
+	if (v->share > 0)
+		(void)fprintf(f, "retries:   %ld of %ld allowed (%ld%% of %ld first "
+		    "attempt%s + %ld)\n", v->retries, v->allowed, v->share,
+		    v->arrived, v->arrived == 1 ? "" : "s", v->least);
+	else if (v->window > 0)
 		(void)fprintf(f, "retries:   %ld in the last %s (budget %ld)\n",
 		    v->retries, fmt_duration(d, sizeof(d), v->window), v->budget);
 	else

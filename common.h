@@ -445,9 +445,14 @@ struct policy {
 	const char	*circuit;	/* NAME, or NULL */
 	enum circuit_command circuit_command;
 	int		 tunes_circuit;	/* --trip, --cool or --budget given */
-	long		 trip;
+	long		 trip;		/* --trip N, or 0 for P%/M: */
+	long		 trip_ratio;	/* P, or 0 */
+	long		 trip_span;	/* M */
 	int64_t		 cool;
-	long		 budget;	/* 0: none */
+	long		 budget;	/* --budget N/DUR, 0: none */
+	long		 budget_share;	/* --budget P%/DUR, 0: none */
+	long		 budget_min;	/* --budget-min */
+	int		 budget_min_given;
 	int64_t		 budget_window;
 	const char	*store_text;	/* --store URL, as given */
 	struct store_url store;		/* it, or RETRY_STORE's: .given */

@@ -321,7 +321,8 @@ struct gate
 gate_admit(const struct policy *p, int retrying, int64_t until,
     struct rng *aside)
 {
-	struct admit_ask a = { p->budget, p->budget_window, retrying };
+	struct admit_ask a = { p->budget, p->budget_share, p->budget_min,
+	    p->budget_window, retrying };
 	struct gate g;
 	enum admission v;
 	int64_t wait;
@@ -440,6 +441,8 @@ gate_record(const struct policy *p, long n, enum counts c, int64_t until,
 	if (until < grace)
 		until = grace;
 	b.trip = p->trip;
+	b.ratio = p->trip_ratio;
+	b.span = p->trip_span;
 	b.cool = p->cool;
 	b.cap = p->cap;
 	g = step_answer(p, step_result(until, c == COUNTS_SUCCESS, &b,

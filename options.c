@@ -23,7 +23,7 @@ enum {
 	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_LIST, OPT_CIRCUIT_RESET, OPT_STORE, OPT_STORE_TIMEOUT,
 	OPT_STORE_FAIL, OPT_METRICS, OPT_ON_RETRY, OPT_ON_GIVEUP,
 	OPT_ON_SUCCESS, OPT_HOOK_GRACE, OPT_RESET_AFTER, OPT_HINT_FROM_STDERR, OPT_SHARE_STDIN,
-	OPT_CI, OPT_MIN_TIME
+	OPT_CI, OPT_MIN_TIME, OPT_BUDGET_MIN
 };
 
 /*
@@ -62,9 +62,9 @@ const char help_text[] =
     "      --stop-on-output RE  never retry when a line of output matches RE\n"
     "  -K, --key TOKEN       idempotency key for every attempt (a new UUID)\n"
     "Circuit breaker and retry budget shared by runs of NAME (retry-circuit(7)):\n"
-    "      --circuit NAME --trip N --cool DUR --budget N/DUR --circuit-list\n"
-    "      --circuit-status NAME --circuit-reset NAME --store URL\n"
-    "      --store-timeout DUR --store-fail MODE\n"
+    "      --circuit NAME --trip N|P%/M --cool DUR --budget N/DUR|P%/DUR\n"
+    "      --budget-min N --circuit-list --circuit-status NAME\n"
+    "      --circuit-reset NAME --store URL --store-timeout DUR --store-fail MODE\n"
     "Input and output:\n"
     "  -I, --replay-stdin    give every attempt the same standard input, any size\n"
     "      --share-stdin     let each attempt read on where the last one stopped\n"
@@ -99,6 +99,7 @@ static const struct option longopts[] = {
 	{ "attempts",	required_argument,	NULL, 'n' },
 	{ "base",	required_argument,	NULL, 'b' },
 	{ "budget",	required_argument,	NULL, OPT_BUDGET },
+	{ "budget-min",	required_argument,	NULL, OPT_BUDGET_MIN },
 	{ "buffer-stdout", no_argument,		NULL, 'O' },
 	{ "cap",	required_argument,	NULL, 'c' },
 	{ "ci",		required_argument,	NULL, OPT_CI },
@@ -334,25 +335,84 @@ positive_duration(const char *arg, int64_t *ns)
 }
 
 /*
- * Stores the value of option c in *p; returns NULL, or why the value is
- * not good.  Repeated --on and --stop-on add up; other options replace.
+ * "N/M": the whole numbers before and after the slash into n[] and the
+ * rest after it into *after; "P%/M" likewise, with *percent set.
+ * Returns -1 when there is no slash or the part before is too long.
  */
-/* N/DUR: at most N (1..BUDGET_MAX) retries per window of DUR. */
+static int
+split_slash(const char *arg, char n[32], const char **after, int *percent)
+{
+	const char *slash = strchr(arg, '/');
+	size_t len;
+
+	if (slash == NULL || (size_t)(slash - arg) >= 32)
+		return -1;
+	len = (size_t)(slash - arg);
+	*percent = len > 0 && arg[len - 1] == '%';
+	memcpy(n, arg, len - (size_t)*percent);
+	n[len - (size_t)*percent] = '\0';
+	*after = slash + 1;
+	return 0;
+}
+
+/*
+ * N/DUR: at most N (1..BUDGET_MAX) retries per window of DUR; P%/DUR: at
+ * most P% (1..SHARE_MAX) as many as first attempts in it, plus
+ * --budget-min.  The other form's number is set to 0.
+ */
 static const char *
 parse_budget(const char *arg, struct policy *p)
 {
 	char n[32];
-	const char *slash = strchr(arg, '/');
+	const char *after;
+	long *count = &p->budget;
+	int percent;
 
-	if (slash == NULL || (size_t)(slash - arg) >= sizeof(n))
-		return "invalid budget (N/DUR)";
-	memcpy(n, arg, (size_t)(slash - arg));
-	n[slash - arg] = '\0';
-	if (parse_count(n, BUDGET_MAX, &p->budget) != NULL || p->budget == 0)
-		return "invalid budget (N/DUR, N from 1 to 1000)";
-	return positive_duration(slash + 1, &p->budget_window) ?
-	    "invalid budget (N/DUR)" : NULL;
+	p->budget = p->budget_share = 0;
+	if (split_slash(arg, n, &after, &percent) == -1)
+		return "invalid budget (N/DUR or P%/DUR)";
+	if (percent)
+		count = &p->budget_share;
+	if (parse_count(n, percent ? SHARE_MAX : BUDGET_MAX, count) != NULL ||
+	    *count == 0)
+		return percent ? "invalid budget (P%/DUR, P from 1 to 1000)" :
+		    "invalid budget (N/DUR, N from 1 to 1000)";
+	return positive_duration(after, &p->budget_window) ? percent ?
+	    "invalid budget (P%/DUR)" : "invalid budget (N/DUR)" : NULL;
 }
+
+/*
+ * N: N failures in a row open the circuit; P%/M: at least P% (1..100) of
+ * the last M (SPAN_MIN..MARKS_MAX) attempts failed.
+ */
+static const char *
+parse_trip(const char *arg, struct policy *p)
+{
+	const char *why, *after;
+	char n[32];
+	int percent;
+
+	p->trip_ratio = p->trip_span = 0;
+	if (strpbrk(arg, "%/") == NULL) {
+		if ((why = parse_count(arg, INT_MAX, &p->trip)) == NULL &&
+		    p->trip == 0)
+			why = "must be greater than 0";
+		return why;
+	}
+	if (split_slash(arg, n, &after, &percent) == -1 || !percent ||
+	    parse_count(n, 100, &p->trip_ratio) != NULL || p->trip_ratio == 0 ||
+	    parse_count(after, MARKS_MAX, &p->trip_span) != NULL ||
+	    p->trip_span < SPAN_MIN)
+		return "invalid trip (N, or P%/M with P from 1 to 100 and M from "
+		    "5 to 100)";
+	p->trip = 0;
+	return NULL;
+}
+
+/*
+ * Stores the value of option c in *p; returns NULL, or why the value is
+ * not good.  Repeated --on and --stop-on add up; other options replace.
+ */
 
 /* --ci: none, github, gitlab or auto. */
 static const char *
@@ -393,8 +453,6 @@ ci_of_environment(void)
 static const char *
 take_value(int c, const char *arg, struct policy *p, struct codes *on)
 {
-	const char *why;
-
 	switch (c) {
 	case 'b':
 		return positive_duration(arg, &p->base);
@@ -462,16 +520,18 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 		    "digits, '.', '_', '-', not beginning with '.')";
 	case OPT_TRIP:
 		p->tunes_circuit = 1;
-		if ((why = parse_count(arg, INT_MAX, &p->trip)) == NULL &&
-		    p->trip == 0)
-			why = "must be greater than 0";
-		return why;
+		return parse_trip(arg, p);
 	case OPT_COOL:
 		p->tunes_circuit = 1;
 		return positive_duration(arg, &p->cool);
 	case OPT_BUDGET:
 		p->tunes_circuit = 1;
 		return parse_budget(arg, p);
+	case OPT_BUDGET_MIN:
+		p->tunes_circuit = 1;
+		p->budget_min_given = 1;
+		return parse_count(arg, BUDGET_MAX, &p->budget_min) == NULL ? NULL :
+		    "invalid number (0 to 1000)";
 	case OPT_STORE:		/* checked at the end: see url_check() */
 		p->tunes_store = 1;
 		p->store_text = arg;
@@ -512,6 +572,7 @@ set_defaults(struct policy *p)
 	p->jitter = JITTER_EQUAL;
 	p->verbosity = NORMAL;
 	p->trip = 5;
+	p->budget_min = 3;
 	p->cool = 30 * NS_PER_SEC;
 	p->store_timeout = NS_PER_SEC / 4;
 }
@@ -705,8 +766,12 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 		    "on");
 	if (p->tunes_circuit &&
 	    (p->circuit == NULL || p->circuit_command != CIRCUIT_RUN))
-		return failure(err, errsize, "--trip, --cool and --budget need "
-		    "--circuit");
+		return failure(err, errsize, "--trip, --cool, --budget and "
+		    "--budget-min need --circuit");
+	if (p->budget_min_given && p->budget_share == 0)
+		return failure(err, errsize, "--budget-min needs --budget "
+		    "P%%/DUR: a floor of retries for a budget in proportion to "
+		    "the first attempts");
 	/* Its message shows the URL with its password masked. */
 	if (p->store_text != NULL && url_check("--store", p->store_text,
 	    &p->store, err, errsize) == -1)

@@ -343,12 +343,20 @@ put_state(FILE *f, const struct circuit_view *v)
 static void
 put_counts(FILE *f, const struct circuit_view *v)
 {
-	fprintf(f, ",\n  \"failures\": %ld,\n  \"openings\": %ld,\n"
-	    "  \"budget\": ", v->failures, v->openings);
+	fprintf(f, ",\n  \"failures\": %ld,\n  \"trip\": ", v->failures);
+	if (v->ratio > 0)
+		fprintf(f, "{\"percent\": %ld, \"of_last\": %ld, \"seen\": %ld, "
+		    "\"failed\": %ld}", v->ratio, v->span, v->seen, v->failing);
+	else
+		fputs("null", f);
+	fprintf(f, ",\n  \"openings\": %ld,\n  \"budget\": ", v->openings);
 	if (v->window > 0) {
 		fprintf(f, "{\"retries\": %ld, \"limit\": %ld, \"window\": ",
-		    v->retries, v->budget);
+		    v->retries, v->share > 0 ? v->allowed : v->budget);
 		put_seconds(f, v->window);
+		if (v->share > 0)
+			fprintf(f, ", \"percent\": %ld, \"first_attempts\": %ld, "
+			    "\"min\": %ld", v->share, v->arrived, v->least);
 		putc('}', f);
 	} else
 		fputs("null", f);

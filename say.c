@@ -514,9 +514,14 @@ say_circuit(const struct event *ev)
 		    ev->policy->circuit);
 		break;
 	case CIRCUIT_OPENED:
-		say("circuit %s opened after %ld failure%s in a row",
-		    ev->policy->circuit, ev->failures,
-		    ev->failures == 1 ? "" : "s");
+		if (ev->policy->trip_ratio != 0)
+			say("circuit %s opened: %ld of the last %ld attempts "
+			    "failed", ev->policy->circuit, ev->failures,
+			    ev->policy->trip_span);
+		else
+			say("circuit %s opened after %ld failure%s in a row",
+			    ev->policy->circuit, ev->failures,
+			    ev->failures == 1 ? "" : "s");
 		break;
 	case CIRCUIT_CLOSED:
 		say("circuit %s is closed again", ev->policy->circuit);

@@ -14,6 +14,11 @@
 #include <stdint.h>
 
 #define BUDGET_MAX	1000	/* retries a window can count */
+#define SHARE_MAX	1000	/* P of --budget P%/DUR */
+#define FIRSTS_MAX	16	/* parts of a window that count first attempts */
+#define FIRSTS_PARTS	10	/* parts of a window, in the rules */
+#define MARKS_MAX	100	/* attempts that --trip P%/M looks back on */
+#define SPAN_MIN	5	/* M of --trip P%/M, at least */
 #define COUNT_MAX	INT_MAX	/* a count in a row stops growing here */
 #define RESULT_GRACE_NS	INT64_C(100000000)	/* recording past the deadline */
 
@@ -40,6 +45,8 @@ enum admission {
 /* The breaker's settings, from the command line. */
 struct breaker {
 	long		 trip;		/* failures in a row that open it */
+	long		 ratio;		/* or P of --trip P%/M, 0: none */
+	long		 span;		/* and its M */
 	int64_t		 cool;		/* first cool-down, doubled per opening */
 	int64_t		 cap;		/* the cool-down's limit, with cool */
 };
@@ -47,7 +54,8 @@ struct breaker {
 /* What an attempt's end did to the circuit (a result step). */
 enum turn {
 	TURN_NONE,
-	TURN_OPENED,		/* it opened: shared.failures in a row */
+	TURN_OPENED,		/* it opened: shared.failures (in a row, or
+				   of the last M with --trip P%/M) */
 	TURN_CLOSED		/* it closed again, open or half-open before */
 };
 
@@ -69,18 +77,30 @@ struct breaker_state {
 	long		 failures;	/* failed attempts in a row */
 	long		 openings;	/* openings in a row */
 	int64_t		 half_open_at;	/* while open */
-	long		 budget;	/* N of the last --budget */
-	int64_t		 window;	/* its window */
+	long		 budget;	/* N of the last --budget N/DUR */
+	int64_t		 window;	/* its window, or a --budget P%/DUR's */
+	long		 share;		/* P of the last --budget P%/DUR */
+	long		 least;		/* and its --budget-min */
+	long		 ratio;		/* P of the last --trip P%/M */
+	long		 span;		/* and its M */
 	size_t		 nretries;
 	int64_t		 retries[BUDGET_MAX];	/* oldest first */
+	size_t		 nfirsts;	/* parts of the window, oldest first: */
+	int64_t		 first_at[FIRSTS_MAX];	/* where each begins */
+	long		 first_n[FIRSTS_MAX];	/* first attempts in it */
+	size_t		 nmarks;
+	char		 marks[MARKS_MAX + 1];	/* 1 failed, 0 not, per attempt
+					   of --trip P%/M, oldest first */
 	size_t		 nruns;
 	char		 runs[RUNS_MAX + 1];	/* p, r or f per run, oldest first */
 };
 
 /* What a run asks before an attempt. */
 struct admit_ask {
-	long		 budget;	/* --budget N, or 0 */
-	int64_t		 window;	/* its window */
+	long		 budget;	/* --budget N/DUR's N, or 0 */
+	long		 share;		/* --budget P%/DUR's P, or 0 */
+	long		 least;		/* its --budget-min */
+	int64_t		 window;	/* either's window */
 	int		 retry;		/* the attempt is a retry */
 };
 
@@ -93,6 +113,13 @@ struct circuit_view {
 	long		 budget;	/* N of the last --budget, or 0 */
 	int64_t		 window;	/* its window */
 	long		 retries;	/* retries made in the last window */
+	long		 share, least;	/* P and --budget-min of the last
+					   --budget P%/DUR, or 0 */
+	long		 allowed;	/* the retries they allow now */
+	long		 arrived;	/* first attempts in the last window */
+	long		 ratio, span;	/* P and M of the last --trip P%/M */
+	long		 seen;		/* attempts of those kept, at most 100 */
+	long		 failing;	/* of the last M of them, failed */
 	int		 corrupt;	/* the record is corrupt (status only) */
 	char		 probe_host[65];	/* --store: the probe's host */
 	int		 found;		/* there is a record of the name */
@@ -126,9 +153,10 @@ int		 breaker_wants_probe(const struct breaker_state *, int64_t);
 enum admission	 breaker_admit(struct breaker_state *,
 		    const struct admit_ask *, int, int64_t, int64_t *, int *);
 enum turn	 breaker_result(struct breaker_state *, const struct breaker *,
-		    int, int, double, int64_t, int *);
+		    int, int, double, int64_t, long *, int *);
 void		 breaker_run_ended(struct breaker_state *, enum run_kind);
-long		 breaker_retries_within(const struct breaker_state *, int64_t);
+void		 breaker_view(const struct breaker_state *, int64_t,
+		    struct circuit_view *);
 void		 breaker_count_runs(struct circuit_view *);
 size_t		 breaker_lua(char *, size_t);
 

@@ -24,14 +24,22 @@
 #include "store.h"
 
 #define NKEYS		3	/* state, probe, retries */
-#define ARGS_MAX	8	/* a step's arguments, its name included */
+#define ARGS_MAX	10	/* a step's arguments, its name included */
 #define US_MAX		(DUR_MAX / 1000)
+/* A number of shared.h as the script's text writes it. */
+#define TEXT_OF(x)	#x
+#define NUMBER_TEXT(x)	TEXT_OF(x)
+#define FIRSTS_MAX_TEXT	NUMBER_TEXT(FIRSTS_MAX)
+#define MARKS_MAX_TEXT	NUMBER_TEXT(MARKS_MAX)
 
 /*
  * The keys of NAME: retry:{NAME}:state (a hash: s the state, 0 closed, 1
  * open, 2 half-open; f failures and o openings in a row; h when it
  * half-opens; b and w the last budget; p, n and t the probe's process,
- * host and token; r the last runs' letters, oldest first, since 0.3),
+ * host and token; r the last runs' letters, oldest first, since 0.3;
+ * since 0.4, q and l the last --budget P%/DUR and its --budget-min, c its
+ * first attempts as "TIME:COUNT" per part of the window, oldest first
+ * and comma-separated, tp and tm the last --trip P%/M, a its marks),
  * retry:{NAME}:probe (the probe's lease: its token, with a PX expiry) and
  * retry:{NAME}:retries (a sorted set of retry times).  One hash tag: a
  * Redis Cluster keeps them in one slot.  Times are the server's, in
@@ -49,6 +57,7 @@ static const char *const script_head[] = {
 	"local t = redis.call('TIME')",
 	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])",
 	"local S, P, R, MAX = KEYS[1], KEYS[2], KEYS[3], 2147483647",
+	"local FIRSTS, MARKS = " FIRSTS_MAX_TEXT ", " MARKS_MAX_TEXT,
 	"local function int(x, hi)",
 	"  x = math.floor(tonumber(x) or 0)",
 	"  if x < 0 then return 0 elseif x > hi then return hi end",
@@ -56,10 +65,12 @@ static const char *const script_head[] = {
 	"end",
 	"local function fmt(x) return string.format('%.0f', x) end",
 	"local function get()",
-	"  local v = redis.call('HMGET', S, 's', 'f', 'o', 'h', 'b', 'w', 't')",
+	"  local v = redis.call('HMGET', S, 's', 'f', 'o', 'h', 'b', 'w', 't',",
+	"    'q', 'l', 'tp', 'tm')",
 	"  return {s = int(v[1], 2), f = int(v[2], MAX), o = int(v[3], MAX),",
 	"    h = tonumber(v[4]) or 0, b = int(v[5], 1000),",
-	"    w = tonumber(v[6]) or 0}, v[7]",
+	"    w = tonumber(v[6]) or 0, q = int(v[8], 1000), l = int(v[9], 1000),",
+	"    tp = int(v[10], 100), tm = int(v[11], MARKS)}, v[7]",
 	"end",
 	"local function copy(st)",
 	"  local c = {}",
@@ -68,7 +79,7 @@ static const char *const script_head[] = {
 	"end",
 	"local function put(st, was)",
 	"  local a = {}",
-	"  for _, k in ipairs({'s', 'f', 'o', 'h', 'b', 'w'}) do",
+	"  for _, k in ipairs({'s', 'f', 'o', 'h', 'b', 'w', 'q', 'l', 'tp', 'tm'}) do",
 	"    if st[k] ~= was[k] then a[#a + 1] = k; a[#a + 1] = fmt(st[k]) end",
 	"  end",
 	"  if #a > 0 then redis.call('HSET', S, unpack(a)) end",
@@ -93,6 +104,51 @@ static const char *const script_head[] = {
 	"  local runs = (redis.call('HGET', S, 'r') or '') .. ARGV[2]",
 	"  redis.call('HSET', S, 'r', string.sub(runs, -tonumber(ARGV[3])))",
 	"end",
+	"local function parts()",
+	"  local p = {}",
+	"  for t, n in string.gmatch(redis.call('HGET', S, 'c') or '',",
+	"      '(%d+):(%d+)') do",
+	"    p[#p + 1] = {tonumber(t), tonumber(n)}",
+	"  end",
+	"  return p",
+	"end",
+	"local function keep(p)",
+	"  local a = {}",
+	"  for k, v in ipairs(p) do a[k] = fmt(v[1]) .. ':' .. fmt(v[2]) end",
+	"  if #a == 0 then redis.call('HDEL', S, 'c')",
+	"  else redis.call('HSET', S, 'c', table.concat(a, ',')) end",
+	"end",
+	"function L.tally(t)",
+	"  local p = parts()",
+	"  if #p > 0 and p[#p][1] == t then",
+	"    p[#p][2] = math.min(p[#p][2] + 1, MAX)",
+	"  else",
+	"    p[#p + 1] = {t, 1}",
+	"    if #p > FIRSTS then table.remove(p, 1) end",
+	"  end",
+	"  keep(p)",
+	"end",
+	"function L.shed(x)",
+	"  local p, kept = parts(), {}",
+	"  for _, v in ipairs(p) do if v[1] > x then kept[#kept + 1] = v end end",
+	"  if #kept < #p then keep(kept) end",
+	"end",
+	"function L.firsts(x)",
+	"  local n = 0",
+	"  for _, v in ipairs(parts()) do if v[1] > x then n = n + v[2] end end",
+	"  return n",
+	"end",
+	"local function marks() return redis.call('HGET', S, 'a') or '' end",
+	"function L.mark(x)",
+	"  redis.call('HSET', S, 'a', string.sub(marks() .. fmt(x), -MARKS))",
+	"end",
+	"function L.seen() return string.len(marks()) end",
+	"function L.failed(k)",
+	"  if k < 1 then return 0 end",
+	"  local _, n = string.gsub(string.sub(marks(), -k), '1', '')",
+	"  return n",
+	"end",
+	"function L.forget() redis.call('HDEL', S, 'a') end",
 };
 
 static const char *const script_tail[] = {
@@ -101,7 +157,8 @@ static const char *const script_tail[] = {
 	"  local st, token = get()",
 	"  local was, me = copy(st), ARGV[4]",
 	"  local i = {now = now, n = tonumber(ARGV[2]), window = tonumber(ARGV[3]),",
-	"    retry = ARGV[8] ~= ''}",
+	"    retry = ARGV[8] ~= '', share = tonumber(ARGV[9]),",
+	"    least = tonumber(ARGV[10])}",
 	"  member, window = ARGV[8], i.window",
 	"  local wants = rule.wants(st, i, L)",
 	"  local holder = wants and redis.call('GET', P)",
@@ -125,13 +182,14 @@ static const char *const script_tail[] = {
 	"  local i = {now = now, success = ARGV[2] == '1',",
 	"    probing = holder == me or (not holder and st.s == 2 and token == me),",
 	"    trip = tonumber(ARGV[3]), cool = tonumber(ARGV[4]),",
-	"    cap = tonumber(ARGV[5]), u = tonumber(ARGV[6])}",
-	"  local turn = rule.result(st, i, L)",
+	"    cap = tonumber(ARGV[5]), u = tonumber(ARGV[6]),",
+	"    ratio = tonumber(ARGV[8]), span = tonumber(ARGV[9])}",
+	"  local turn, failures = rule.result(st, i, L)",
 	"  if put(st, was) and (i.success or turn == 1) then",
 	"    redis.call('HDEL', S, 'p', 'n', 't')",
 	"  end",
 	"  if holder == me then redis.call('DEL', P) end",
-	"  return {turn, st.f}",
+	"  return {turn, failures or 0}",
 	"end",
 	"function step.ended()",
 	"  rule.ended(get(), {}, L)",
@@ -158,10 +216,12 @@ static const char *const script_tail[] = {
 	"    local who = redis.call('HMGET', S, 'p', 'n')",
 	"    pid, host = tonumber(who[1]) or 0, who[2] or ''",
 	"  end",
-	"  count = rule.within(r, {now = now}, L)",
+	"  local i = {now = now}",
+	"  count = rule.within(r, i, L)",
 	"  local runs = redis.call('HGET', S, 'r') or ''",
 	"  return {r.s, r.f, r.o, r.h - now, pid, host, r.b, r.w, count, runs,",
-	"    redis.call('EXISTS', S)}",
+	"    redis.call('EXISTS', S), r.q, r.l, rule.allowed(r, i, L),",
+	"    rule.arrived(r, i, L), r.tp, r.tm, L.seen(), rule.failing(r, i, L)}",
 	"end",
 	"return step[ARGV[1]]()",
 };
@@ -178,7 +238,7 @@ struct store {
 	unsigned long	 retries;	/* taken by this run */
 	char		 pid[24];
 	char		 host[65];
-	char		 script[8192];
+	char		 script[16384];
 	char		 sha[41];
 	int		 failed;	/* no more calls in this run */
 	int		 answered;	/* a step has succeeded */
@@ -439,20 +499,22 @@ store_admit(struct shared *c, int64_t until, const struct admit_ask *a,
     enum admission *v, int64_t *wait)
 {
 	struct store *s = &the_store;
-	char n[24], w[24], lease[24], member[48] = "";
+	char n[24], w[24], lease[24], member[48] = "", share[24], least[24];
 	const char *args[] = { "admit", n, w, s->token, lease, s->pid, s->host,
-	    member };
+	    member, share, least };
 	const struct reply *rep;
 	enum circuit_step st;
 	long long verdict, us;
 
 	(void)snprintf(n, sizeof(n), "%ld", a->budget);
+	(void)snprintf(share, sizeof(share), "%ld", a->share);
+	(void)snprintf(least, sizeof(least), "%ld", a->least);
 	(void)snprintf(w, sizeof(w), "%lld", (long long)(a->window / 1000));
 	(void)snprintf(lease, sizeof(lease), "%d", STORE_LEASE_MS);
 	if (a->retry)
 		(void)snprintf(member, sizeof(member), "%.16s:%lu", s->token,
 		    ++s->retries);
-	if ((st = step(c, until, 1, 8, args, &rep)) != STEP_DONE)
+	if ((st = step(c, until, 1, 10, args, &rep)) != STEP_DONE)
 		return st;
 	if (!array_of(rep, 2) || int_at(rep, 0, &verdict) == -1 ||
 	    int_at(rep, 1, &us) == -1 || verdict < 0 || verdict > 3 ||
@@ -478,19 +540,21 @@ store_result(struct shared *c, int64_t until, int success,
     const struct breaker *b, double u)
 {
 	struct store *s = &the_store;
-	char trip[24], cool[24], cap[24], draw[32];
+	char trip[24], cool[24], cap[24], draw[32], ratio[24], span[24];
 	const char *args[] = { "result", success ? "1" : "0", trip, cool, cap,
-	    draw, s->token };
+	    draw, s->token, ratio, span };
 	const struct reply *rep;
 	enum circuit_step st;
 	long long turn, f;
 
 	(void)snprintf(trip, sizeof(trip), "%ld", b->trip);
+	(void)snprintf(ratio, sizeof(ratio), "%ld", b->ratio);
+	(void)snprintf(span, sizeof(span), "%ld", b->span);
 	(void)snprintf(cool, sizeof(cool), "%lld", (long long)(b->cool / 1000));
 	(void)snprintf(cap, sizeof(cap), "%lld", (long long)(b->cap / 1000));
 	(void)snprintf(draw, sizeof(draw), "%.17g", u);
 	c->turned = TURN_NONE;
-	st = step(c, until, 1, 7, args, &rep);
+	st = step(c, until, 1, 9, args, &rep);
 	c->probing = 0;
 	if (st != STEP_DONE)
 		return st;
@@ -572,6 +636,15 @@ store_runs(struct circuit_view *view, const struct reply *runs)
 	return 0;
 }
 
+/* v when it is within [0, max], else 0: a count from the store. */
+static long
+count_of(long long v, long long max)
+{
+	return v < 0 || v > max ? 0 : (long)v;
+}
+
+#define VIEW_N	19	/* the elements of the view's reply */
+
 /* See circuit_view(). */
 enum circuit_step
 store_view(struct shared *c, struct circuit_view *view)
@@ -579,7 +652,7 @@ store_view(struct shared *c, struct circuit_view *view)
 	const char *args[] = { "view" };
 	const struct reply *rep;
 	enum circuit_step st;
-	long long v[11];
+	long long v[VIEW_N];
 	const struct reply *host;
 	size_t i;
 
@@ -587,10 +660,10 @@ store_view(struct shared *c, struct circuit_view *view)
 	view->place = the_store.url->shown;
 	if ((st = step(c, NEVER, 1, 1, args, &rep)) != STEP_DONE)
 		return st;
-	if (!array_of(rep, 11) || rep->elem[5].type != REPLY_BULK ||
+	if (!array_of(rep, VIEW_N) || rep->elem[5].type != REPLY_BULK ||
 	    rep->elem[9].type != REPLY_BULK)
 		return unexpected(c);
-	for (i = 0; i < 11; i++)
+	for (i = 0; i < VIEW_N; i++)
 		if (i != 5 && i != 9 && int_at(rep, i, &v[i]) == -1)
 			return unexpected(c);
 	if (store_runs(view, &rep->elem[9]) == -1)
@@ -598,15 +671,23 @@ store_view(struct shared *c, struct circuit_view *view)
 	view->found = v[10] == 1;
 	host = &rep->elem[5];
 	view->state = v[0] == 1 ? OPEN : v[0] == 2 ? HALF_OPEN : CLOSED;
-	view->failures = (long)(v[1] < 0 || v[1] > INT32_MAX ? 0 : v[1]);
-	view->openings = (long)(v[2] < 0 || v[2] > INT32_MAX ? 0 : v[2]);
+	view->failures = count_of(v[1], INT32_MAX);
+	view->openings = count_of(v[2], INT32_MAX);
 	view->half_opens_in = ns(v[3]);
-	view->probe = (long)(v[4] < 0 || v[4] > INT32_MAX ? 0 : v[4]);
+	view->probe = count_of(v[4], INT32_MAX);
 	(void)snprintf(view->probe_host, sizeof(view->probe_host), "%.*s",
 	    (int)(host->len < 64 ? host->len : 64), host->str);
-	view->budget = (long)(v[6] < 0 || v[6] > BUDGET_MAX ? 0 : v[6]);
+	view->budget = count_of(v[6], BUDGET_MAX);
 	view->window = v[7] > 0 ? ns(v[7]) : 0;
-	view->retries = (long)(v[8] < 0 || v[8] > BUDGET_MAX ? 0 : v[8]);
+	view->retries = count_of(v[8], BUDGET_MAX);
+	view->share = count_of(v[11], SHARE_MAX);
+	view->least = count_of(v[12], BUDGET_MAX);
+	view->allowed = count_of(v[13], BUDGET_MAX);
+	view->arrived = count_of(v[14], INT32_MAX);
+	view->ratio = count_of(v[15], 100);
+	view->span = count_of(v[16], MARKS_MAX);
+	view->seen = count_of(v[17], MARKS_MAX);
+	view->failing = count_of(v[18], MARKS_MAX);
 	return STEP_DONE;
 }
 

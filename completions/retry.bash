@@ -8,7 +8,7 @@
 # and IO are there on Linux, macOS and FreeBSD, PWR on Linux alone, and
 # retry answers a name its platform lacks with "unknown signal".
 _retry_shorts=(-b -c -D -f -h -I -j -K -k -n -O -o -Q -q -s -T -V -v -x)
-_retry_longs=(--attempts --base --budget --buffer-stdout --cap --ci
+_retry_longs=(--attempts --base --budget --budget-min --buffer-stdout --cap --ci
 	--circuit --circuit-list --circuit-reset --circuit-status --cool
 	--deadline --dry-run
 	--factor --help --hint-from-stderr --hook-grace --jitter --key
@@ -55,7 +55,8 @@ _retry_long()
 _retry_takes_value()
 {
 	case $1 in
-	-[bcDfjKknosTx] | --attempts | --base | --budget | --cap | --ci | \
+	-[bcDfjKknosTx] | --attempts | --base | --budget | --budget-min | \
+	--cap | --ci | \
 	--circuit | --circuit-reset | --circuit-status | --cool | --deadline | \
 	--factor | --hook-grace | --jitter | --key | --kill-after | \
 	--max-delay | --metrics | --min-time | --on | --on-giveup | \

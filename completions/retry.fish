@@ -7,7 +7,7 @@
 # getopt_long takes an unambiguous abbreviation for the whole name.
 function __retry_takes_value
     set -l name (string replace -r -- '^--' '' $argv[1])
-    set -l valued attempts base budget cap ci circuit circuit-reset \
+    set -l valued attempts base budget budget-min cap ci circuit circuit-reset \
         circuit-status cool deadline factor hook-grace jitter key kill-after \
         max-delay metrics min-time on on-giveup on-output on-retry \
         on-success report \
@@ -154,9 +154,10 @@ complete -c retry -n $cond -l stop-on-output -x -d 'Never retry when a line of o
 complete -c retry -n $cond -s K -l key -x -d 'Idempotency key for every attempt'
 # Many runs, one downstream.
 complete -c retry -n $cond -l circuit -xa '(__retry_circuits)' -d 'Share a circuit breaker and budget with runs of NAME'
-complete -c retry -n $cond -l trip -x -d 'Open the circuit after N failures in a row (5)'
+complete -c retry -n $cond -l trip -x -d 'Open the circuit after N failures in a row (5), or at P% of the last M'
 complete -c retry -n $cond -l cool -x -d 'Keep it open DUR, doubled per opening in a row (30s)'
-complete -c retry -n $cond -l budget -x -d 'At most N retries per DUR across all runs of NAME'
+complete -c retry -n $cond -l budget -x -d 'At most N retries, or P% of first attempts, per DUR across all runs of NAME'
+complete -c retry -n $cond -l budget-min -x -d 'Retries a P%/DUR budget allows besides its share (3)'
 complete -c retry -n $cond -l circuit-status -xa '(__retry_circuits)' -d 'Print the record of NAME and exit'
 complete -c retry -n $cond -l circuit-list -d 'List the names that have a record and exit'
 complete -c retry -n $cond -l circuit-reset -xa '(__retry_circuits)' -d 'Clear the record of NAME and exit'

@@ -1048,6 +1048,136 @@ fifty() {
 	wait "$a" || true
 }
 
+# --- a budget in proportion to the traffic, a trip on a ratio (issue 32) ---
+
+@test "--budget 20%/1m --budget-min 0: 200 runs whose first attempts fail make at most 40 retries, and at least 38" {
+	share_herd 200 3s
+	herd_ends
+	echo "first attempts $(grep -c '^1$' attempts), retries $(grep -c '^2$' attempts)"
+	[ "$(grep -c '^1$' attempts)" -eq 200 ]
+	between "$(grep -c '^2$' attempts)" 38 40
+	# The record counts them all, and what allowed them.
+	[ "$(rec herd retries)" -le 40 ]
+	run -0 "$RETRY" --circuit-status herd
+	matches "${lines[4]}" '^retries:   (38|39|40) of 40 allowed \(20% of 200 first attempts \+ 0\)$'
+}
+
+@test "--budget 20%/1m: runs SIGKILLed at random moments while the others retry never make the retries pass 40" {
+	share_herd 200 1s
+	herd_kills 30 1.5
+	herd_ends
+	echo "first attempts $(grep -c '^1$' attempts), retries $(grep -c '^2$' attempts)"
+	[ "$(grep -c '^1$' attempts)" -eq 200 ]
+	[ "$(grep -c '^2$' attempts)" -le 40 ]
+	# The record is whole: a status reads it, not corrupt.
+	run -0 --separate-stderr "$RETRY" --circuit-status herd
+	[ "$stderr" = "" ]
+	[ "$(rec herd retries)" -le 40 ]
+}
+
+@test "--budget P%/DUR: a quiet job still retries, --budget-min times (3); a run's first attempt is never held back" {
+	run -1 --separate-stderr "$RETRY" -n 10 -b 1ms -j none -D 5s --circuit q \
+	    --budget 20%/1m sh -c 'echo x >>"$0"; exit 1' log
+	# 1 first attempt allows 20% of 1, none, plus 3.
+	[ "$(wc -l <log)" -eq 4 ]
+	[ "${stderr_lines[-1]}" = "retry: the retry budget of circuit q stays spent past the deadline; giving up" ]
+	run -0 "$RETRY" --circuit-status q
+	[ "${lines[4]}" = "retries:   3 of 3 allowed (20% of 1 first attempt + 3)" ]
+	# Four more runs: 5 first attempts, 20% of them 1 more retry.
+	for k in 1 2 3 4; do
+		"$RETRY" -q -n 1 --circuit q --budget 20%/1m true
+	done
+	run -0 "$RETRY" --circuit-status q
+	[ "${lines[4]}" = "retries:   3 of 4 allowed (20% of 5 first attempts + 3)" ]
+	run -1 "$RETRY" -q -n 3 -b 1ms -D 5s --circuit q --budget 20%/1m \
+	    sh -c 'echo y >>"$0"; exit 1' log2
+	[ "$(wc -l <log2)" -eq 2 ]
+	# JSON: what makes the allowance.
+	run -0 "$RETRY" --circuit-status q --report s.json
+	grep -qF '"budget": {"retries": 4, "limit": 4, "window": 60.000000, "percent": 20, "first_attempts": 6, "min": 3}' s.json
+}
+
+# flap NAME TRIP RUNS: RUNS runs of one attempt each, one after the other,
+# of a downstream that fails every third call, under --trip TRIP; their
+# statuses, one a line, in "statuses" (75: the circuit stays open past
+# the run's deadline).
+flap() {
+	local k st
+	: >statuses
+	for ((k = 0; k < $3; k++)); do
+		st=0
+		"$RETRY" -q -n 1 -D 2s --circuit "$1" --trip "$2" --cool 1m \
+		    -- sh -c '
+			n=$(($(cat calls 2>/dev/null || echo 0) + 1))
+			echo "$n" >calls
+			[ $((n % 3)) -ne 0 ]' || st=$?
+		echo "$st" >>statuses
+	done
+}
+
+@test "a downstream that fails every third call: --trip 5 never opens; --trip 30%/12 opens on the 12th call, once 12 were seen" {
+	flap five 5 30
+	[ "$(cat calls)" -eq 30 ]
+	run -0 "$RETRY" --circuit-status five
+	[ "${lines[1]}" = "state:     closed" ]
+	rm calls
+	flap ratio 30%/12 20
+	# Calls 3, 6, 9 and 12 fail: 4 of 12 is 33%.  The 12th opens it, and
+	# no call follows.
+	[ "$(cat calls)" -eq 12 ]
+	[ "$(sed -n 12p statuses)" = 1 ]
+	[ "$(sed -n 13p statuses)" = 75 ]
+	run -75 "$RETRY" --circuit-status ratio
+	[ "${lines[2]}" = "failures:  4 of the last 12 (trips at 30%)" ]
+	[ "$(rec ratio openings)" = 1 ]
+	[ "$(awk '$1 == "marks" { print $3 }' state/ratio)" = 001001001001 ]
+}
+
+@test "--trip P%/M: the opening says the share; fewer than M seen do not trip; the probe's success closes and the marks start afresh" {
+	run -1 --separate-stderr "$RETRY" -n 6 -b 1ms -j none --circuit r \
+	    --trip 50%/6 --cool 100ms -- false
+	# All failed, but only the 6th is the 6th seen.
+	expect_stderr "retry: attempt 1/6 failed with exit 1; next in 0.001s
+retry: attempt 2/6 failed with exit 1; next in 0.002s
+retry: attempt 3/6 failed with exit 1; next in 0.004s
+retry: attempt 4/6 failed with exit 1; next in 0.008s
+retry: attempt 5/6 failed with exit 1; next in 0.016s
+retry: circuit r opened: 6 of the last 6 attempts failed
+retry: attempt 6/6 failed with exit 1; giving up: no attempts left"
+	run -75 "$RETRY" --circuit-status r
+	[ "${lines[2]}" = "failures:  6 of the last 6 (trips at 50%)" ]
+	sleep 0.2
+	run -0 --separate-stderr "$RETRY" -n 1 -D 5s --circuit r \
+	    --trip 50%/6 --cool 100ms -- true
+	expect_stderr "retry: circuit r is half-open; this run probes it
+retry: circuit r is closed again"
+	run -0 "$RETRY" --circuit-status r
+	[ "${lines[2]}" = "failures:  none seen yet (trips at 50% of the last 6)" ]
+	[ "$(awk '$1 == "marks"' state/r)" = "" ]
+	# JSON: the trip.
+	run -1 "$RETRY" -q -n 1 --circuit r --trip 50%/6 -- false
+	run -0 "$RETRY" --circuit-status r --report s.json
+	grep -qF '"trip": {"percent": 50, "of_last": 6, "seen": 1, "failed": 1}' s.json
+}
+
+@test "records of 0.3 are read as they are, and gain the new lines only when a run needs them" {
+	mkdir -m 700 state
+	printf 'retry-circuit 1\nstate closed\nfailures 2\nopenings 0\nhalf-open-at 0\nprobe 0\nbudget 0 0\nretries 0\nruns 2 pf\n' >state/old
+	cp state/old state/kept
+	run -0 --separate-stderr "$RETRY" -n 1 --circuit kept true
+	[ "$stderr" = "" ]
+	[ "$(sed -n 3p state/kept)" = "failures 0" ]
+	! grep -qE '^(share|firsts|trip|marks) ' state/kept
+	run -1 --separate-stderr "$RETRY" -n 1 --circuit old --trip 30%/10 \
+	    --budget 20%/1m false
+	[ "$stderr" = "retry: attempt 1/1 failed with exit 1; giving up: no attempts left" ]
+	[ "$(sed -n 3p state/old)" = "failures 3" ]
+	[ "$(rec old share)" = 20 ]
+	[ "$(rec old trip)" = 30 ]
+	[ "$(awk '$1 == "marks" { print $3 }' state/old)" = 1 ]
+	[ "$(awk '$1 == "runs" { print $3 }' state/old)" = pff ]
+}
+
 # --- signals and deadlines during the waits ------------------------------
 
 # term_during_wait REGEX: with retry started in the background as $pid
@@ -1150,14 +1280,15 @@ term_during_wait() {
 
 # --- usage ---------------------------------------------------------------
 
-@test "--trip, --cool and --budget without --circuit are usage errors" {
+@test "--trip, --cool, --budget and --budget-min without --circuit are usage errors" {
 	local opt
-	for opt in '--trip 3' '--cool 1s' '--budget 5/1s'; do
+	for opt in '--trip 3' '--trip 30%/10' '--cool 1s' '--budget 5/1s' \
+	    '--budget 20%/1m' '--budget-min 2'; do
 		run -125 --separate-stderr "$RETRY" $opt touch ran
 		[ "$output" = "" ]
-		expect_stderr "retry: --trip, --cool and --budget need --circuit"
+		expect_stderr "retry: --trip, --cool, --budget and --budget-min need --circuit"
 		run -125 --separate-stderr "$RETRY" $opt --circuit-status x
-		expect_stderr "retry: --trip, --cool and --budget need --circuit"
+		expect_stderr "retry: --trip, --cool, --budget and --budget-min need --circuit"
 	done
 	[ ! -e ran ]
 }
@@ -1166,7 +1297,7 @@ term_during_wait() {
 	local opt
 	for opt in '--trip 5' '--cool 30s'; do
 		run -125 --separate-stderr "$RETRY" $opt touch ran
-		expect_stderr "retry: --trip, --cool and --budget need --circuit"
+		expect_stderr "retry: --trip, --cool, --budget and --budget-min need --circuit"
 	done
 	[ ! -e ran ]
 }
@@ -1177,9 +1308,36 @@ term_during_wait() {
 		run -125 --separate-stderr "$RETRY" --circuit x --budget "$b" touch ran
 		expect_stderr "retry: --budget '$b': invalid budget (N/DUR, N from 1 to 1000)"
 	done
-	for b in 5 5/ 5/0s 5/x; do
+	for b in 5/ 5/0s 5/x; do
 		run -125 --separate-stderr "$RETRY" --circuit x --budget "$b" touch ran
 		expect_stderr "retry: --budget '$b': invalid budget (N/DUR)"
+	done
+	for b in 5 5% 20; do
+		run -125 --separate-stderr "$RETRY" --circuit x --budget "$b" touch ran
+		expect_stderr "retry: --budget '$b': invalid budget (N/DUR or P%/DUR)"
+	done
+	for b in 0%/1s 1001%/1s x%/1s %/1s; do
+		run -125 --separate-stderr "$RETRY" --circuit x --budget "$b" touch ran
+		expect_stderr "retry: --budget '$b': invalid budget (P%/DUR, P from 1 to 1000)"
+	done
+	for b in 20%/ 20%/0 20%/x; do
+		run -125 --separate-stderr "$RETRY" --circuit x --budget "$b" touch ran
+		expect_stderr "retry: --budget '$b': invalid budget (P%/DUR)"
+	done
+	for b in -1 1001 x; do
+		run -125 --separate-stderr "$RETRY" --circuit x --budget 20%/1m \
+		    --budget-min "$b" touch ran
+		expect_stderr "retry: --budget-min '$b': invalid number (0 to 1000)"
+	done
+	# A floor of a share: not of a fixed budget, nor of none.
+	for b in '--budget 5/1m' ''; do
+		run -125 --separate-stderr "$RETRY" --circuit x $b --budget-min 2 \
+		    touch ran
+		expect_stderr "retry: --budget-min needs --budget P%/DUR: a floor of retries for a budget in proportion to the first attempts"
+	done
+	for b in 0%/10 101%/10 30%/4 30%/101 30/10 30%/x 30%10 %/10; do
+		run -125 --separate-stderr "$RETRY" --circuit x --trip "$b" touch ran
+		expect_stderr "retry: --trip '$b': invalid trip (N, or P%/M with P from 1 to 100 and M from 5 to 100)"
 	done
 	run -125 --separate-stderr "$RETRY" --circuit x --trip 0 touch ran
 	expect_stderr "retry: --trip '0': must be greater than 0"
@@ -1190,6 +1348,9 @@ term_during_wait() {
 	[ ! -e ran ]
 	[ ! -e state ]
 	run -0 "$RETRY" --circuit x --budget 1000/1s true
+	run -0 "$RETRY" --circuit x --budget 1000%/1s --budget-min 1000 \
+	    --trip 100%/100 true
+	run -0 "$RETRY" --circuit x --budget 1%/1ms --budget-min 0 --trip 1%/5 true
 }
 
 # --- what a run says of the circuit, the status, the flake count (issue 22) ---
@@ -1248,7 +1409,7 @@ retry: attempt 1/1 failed with exit 1; giving up: no attempts left"
 	[ "$stderr" = "" ]
 	[ "${lines[1]%%,*}" = "state:     open" ]
 	json_valid s.json
-	matches "$(tr -d '\n' <s.json)" '^\{  "circuit": "js",  "store": null,  "state_directory": "[^"]+/state",  "record": true,  "corrupt": false,  "state": "open",  "half_opens_in": [0-9]+\.[0-9]{6},  "probe": null,  "failures": 1,  "openings": 1,  "budget": null,  "runs": \{"counted": 1, "passed_at_once": 0, "passed_after_retries": 0, "failed": 1\},  "flake_rate": null,  "exit_status": 75\}$'
+	matches "$(tr -d '\n' <s.json)" '^\{  "circuit": "js",  "store": null,  "state_directory": "[^"]+/state",  "record": true,  "corrupt": false,  "state": "open",  "half_opens_in": [0-9]+\.[0-9]{6},  "probe": null,  "failures": 1,  "trip": null,  "openings": 1,  "budget": null,  "runs": \{"counted": 1, "passed_at_once": 0, "passed_after_retries": 0, "failed": 1\},  "flake_rate": null,  "exit_status": 75\}$'
 	# To stderr with -, as for a run; closed: 0.
 	run -0 "$RETRY" --circuit-reset js
 	run -0 --separate-stderr "$RETRY" --circuit-status js --report -

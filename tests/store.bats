@@ -290,6 +290,27 @@ shown() {
 	! grep -v -E 'failed with exit 1|retry budget of circuit bud (spent; waiting|stays spent)|circuit bud is (open|half-open)' err.*
 }
 
+@test "--budget 20%/1m --budget-min 0 on the store: 200 runs whose first attempts fail make at most 40 retries, and at least 38" {
+	share_herd 200 3s --store "$STORE"
+	herd_ends
+	echo "first attempts $(grep -c '^1$' attempts), retries $(grep -c '^2$' attempts)"
+	[ "$(grep -c '^1$' attempts)" -eq 200 ]
+	between "$(grep -c '^2$' attempts)" 38 40
+	[ "$(rcli zcard 'retry:{herd}:retries')" -le 40 ]
+	run -0 "$RETRY" --circuit-status herd --store "$STORE"
+	matches "${lines[4]}" '^retries:   (38|39|40) of 40 allowed \(20% of 200 first attempts \+ 0\)$'
+}
+
+@test "--budget 20%/1m on the store: runs SIGKILLed at random moments never make the retries pass 40" {
+	share_herd 200 1s --store "$STORE"
+	herd_kills 30 1.5
+	herd_ends
+	echo "first attempts $(grep -c '^1$' attempts), retries $(grep -c '^2$' attempts)"
+	[ "$(grep -c '^1$' attempts)" -eq 200 ]
+	[ "$(grep -c '^2$' attempts)" -le 40 ]
+	[ "$(rcli zcard 'retry:{herd}:retries')" -le 40 ]
+}
+
 # --- the probe's lease ---------------------------------------------------------
 
 # open_circuit NAME [SOCK]: a circuit opened for 100 ms on the store at
@@ -910,6 +931,14 @@ scripted() {
 		"-n1 --trip 2 --cool 1ms --budget 4/1m true"
 		"-n3 -b 1ms -j none --trip 1 --cool 1ms --budget 2/1m -D 2s false"
 	)
+	# The share of first attempts and the ratio (issue 32), on circuit e.
+	[ "$2" = share ] && runs=(
+		"-n4 -b 1ms -j none --trip 40%/5 --budget 50%/1m --budget-min 1 -D 2s false"
+		"-n1 --trip 40%/5 --budget 50%/1m --budget-min 1 true"
+		"-n1 --trip 40%/5 --budget 50%/1m --budget-min 1 true"
+		"-n3 -b 1ms -j none --trip 40%/5 --cool 1ms --budget 50%/1m --budget-min 1 -D 2s false"
+		"-n2 -b 1ms -j none --trip 40%/5 --cool 1ms --budget 50%/1m --budget-min 1 -D 2s true"
+	)
 	for i in "${!runs[@]}"; do
 		st=0
 		# shellcheck disable=SC2086 # the run's words
@@ -945,4 +974,18 @@ scripted() {
 	grep -qx 'runs:      5 of the last 100: 2 passed at once, 0 after retries, 3 failed' file.out
 	grep -qx 'retries:   4 in the last 60.000s (budget 2)' file.out
 	[ "$(grep -c '^run [0-9]: ' file.out)" -eq 5 ]
+}
+
+@test "the same runs with --budget P%/DUR and --trip P%/M leave the same circuit in the file record and on the store" {
+	scripted file share >file.out
+	scripted store share >store.out
+	cat file.out
+	diff file.out store.out
+	# The share: one first attempt allows 50% of 1 + 1 retry.
+	grep -qx 'retry: the retry budget of circuit d stays spent past the deadline; giving up' file.out
+	# 1 1 0 0 1: 3 of the last 5 failed, 60%.
+	grep -qx 'retry: circuit d opened: 3 of the last 5 attempts failed' file.out
+	grep -qx 'retry: circuit d is closed again' file.out
+	grep -qx 'failures:  none seen yet (trips at 40% of the last 5)' file.out
+	grep -qx 'retries:   3 of 3 allowed (50% of 5 first attempts + 1)' file.out
 }

@@ -6,11 +6,14 @@
  * clock.  Times are plain numbers (ns).
  *
  * STATE: closed | open | half-open, failures=N, openings=N,
- *   half-open-at=T, budget=N/W, retries=T,T,..., runs=LETTERS
- * STEP: admit now=T [probe] [retry] [ask=N/W]
- *       result now=T success|failure [probing] trip=N cool=D cap=D u=X
+ *   half-open-at=T, budget=N/W, retries=T,T,..., runs=LETTERS,
+ *   share=P/LEAST, window=W, firsts=T:N,T:N,..., trip=P/M, marks=BITS
+ * STEP: admit now=T [probe] [retry] [ask=N/W | ask=P%/W least=L]
+ *       result now=T success|failure [probing] trip=N|P%/M cool=D cap=D
+ *         u=X
  *       ended p|r|f
  *       count now=T (the retries within the window)
+ *       view now=T (what --circuit-status counts)
  *       flakes
  * Prints "ANSWER changed|unchanged: STATE" (flakes: the counts).
  */
@@ -84,6 +87,28 @@ state_word(struct breaker_state *s, const char *arg)
 		s->half_open_at = v;
 	else if (pair(arg, "budget", &s->budget, &s->window) == 0)
 		return;
+	else if (number(arg, "window", &v) == 0)
+		s->window = v;
+	else if (number(arg, "share", &v) == 0) {
+		s->share = (long)v;
+		s->least = strtol(strchr(arg, '/') + 1, NULL, 10);
+	} else if (number(arg, "trip", &v) == 0) {
+		s->ratio = (long)v;
+		s->span = strtol(strchr(arg, '/') + 1, NULL, 10);
+	} else if (strncmp(arg, "firsts=", 7) == 0)
+		for (p = (char *)arg + 7; *p != '\0' && s->nfirsts < FIRSTS_MAX;
+		    p += *p == ',') {
+			s->first_at[s->nfirsts] = (int64_t)strtoll(p, &p, 10);
+			if (*p++ != ':')
+				usage("firsts are TIME:COUNT,...");
+			s->first_n[s->nfirsts++] = strtol(p, &p, 10);
+		}
+	else if (strncmp(arg, "marks=", 6) == 0) {
+		s->nmarks = strlen(arg + 6);
+		if (s->nmarks > MARKS_MAX)
+			usage("too many marks");
+		memcpy(s->marks, arg + 6, s->nmarks + 1);
+	}
 	else if (strncmp(arg, "retries=", 8) == 0)
 		for (p = (char *)arg + 8; *p != '\0' && s->nretries < BUDGET_MAX;
 		    p += *p == ',')
@@ -108,19 +133,51 @@ print_state(const struct breaker_state *s)
 		printf(" half-open-at=%lld", (long long)s->half_open_at);
 	if (s->budget != 0)
 		printf(" budget=%ld/%lld", s->budget, (long long)s->window);
+	if (s->share != 0)
+		printf(" share=%ld/%ld window=%lld", s->share, s->least,
+		    (long long)s->window);
+	for (i = 0; i < s->nfirsts; i++)
+		printf("%s%lld:%ld", i == 0 ? " firsts=" : ",",
+		    (long long)s->first_at[i], s->first_n[i]);
 	for (i = 0; i < s->nretries; i++)
 		printf("%s%lld", i == 0 ? " retries=" : ",",
 		    (long long)s->retries[i]);
 	if (s->nruns > 0)
 		printf(" runs=%s", s->runs);
+	if (s->ratio != 0)
+		printf(" trip=%ld/%ld", s->ratio, s->span);
+	if (s->nmarks > 0)
+		printf(" marks=%s", s->marks);
 	printf("\n");
+}
+
+/*
+ * "ask=N/W", a budget of N retries a window of W, or "ask=P%/W", a share
+ * of the first attempts; the other is set to 0.
+ */
+static int
+ask_of(const char *arg, struct admit_ask *a)
+{
+	char *end;
+	long n;
+
+	if (strncmp(arg, "ask=", 4) != 0)
+		return -1;
+	n = strtol(arg + 4, &end, 10);
+	a->budget = *end == '%' ? 0 : n;
+	a->share = *end == '%' ? n : 0;
+	end += *end == '%';
+	if (*end != '/')
+		usage("ask=N/W or ask=P%/W");
+	a->window = (int64_t)strtoll(end + 1, NULL, 10);
+	return 0;
 }
 
 static void
 admit(struct breaker_state *s, char **argv, int *changed)
 {
-	struct admit_ask a = { 0, 0, 0 };
-	int64_t now = 0, wait;
+	struct admit_ask a = { 0, 0, 0, 0, 0 };
+	int64_t now = 0, wait, least;
 	int probe = 0;
 	enum admission v;
 
@@ -129,8 +186,10 @@ admit(struct breaker_state *s, char **argv, int *changed)
 			probe = 1;
 		else if (strcmp(*argv, "retry") == 0)
 			a.retry = 1;
+		else if (number(*argv, "least", &least) == 0)
+			a.least = (long)least;
 		else if (number(*argv, "now", &now) == -1 &&
-		    pair(*argv, "ask", &a.budget, &a.window) == -1)
+		    ask_of(*argv, &a) == -1)
 			usage(*argv);
 	/* A backend asks for the probe only when the rules want one. */
 	if (probe && !breaker_wants_probe(s, now))
@@ -145,11 +204,33 @@ admit(struct breaker_state *s, char **argv, int *changed)
 		    (long long)wait);
 }
 
+/* "trip=N", or "trip=P%/M". */
+static int
+trip_of(const char *arg, struct breaker *b)
+{
+	char *end;
+	long n;
+
+	if (strncmp(arg, "trip=", 5) != 0)
+		return -1;
+	n = strtol(arg + 5, &end, 10);
+	if (*end == '\0') {
+		b->trip = n;
+		return 0;
+	}
+	if (end[0] != '%' || end[1] != '/')
+		usage("trip=N or trip=P%/M");
+	b->ratio = n;
+	b->span = strtol(end + 2, NULL, 10);
+	return 0;
+}
+
 static void
 result(struct breaker_state *s, char **argv, int *changed)
 {
-	struct breaker b = { 5, 0, 0 };
-	int64_t now = 0, v;
+	struct breaker b = { 5, 0, 0, 0, 0 };
+	int64_t now = 0;
+	long failures;
 	int success = -1, probing = 0;
 	double u = 0;
 	enum turn t;
@@ -161,17 +242,19 @@ result(struct breaker_state *s, char **argv, int *changed)
 			probing = 1;
 		else if (strncmp(*argv, "u=", 2) == 0)
 			u = strtod(*argv + 2, NULL);
-		else if (number(*argv, "trip", &v) == 0)
-			b.trip = (long)v;
+		else if (trip_of(*argv, &b) == 0)
+			continue;
 		else if (number(*argv, "cool", &b.cool) == -1 &&
 		    number(*argv, "cap", &b.cap) == -1 &&
 		    number(*argv, "now", &now) == -1)
 			usage(*argv);
 	if (success == -1)
 		usage("result needs success or failure");
-	t = breaker_result(s, &b, success, probing, u, now, changed);
-	printf("%s ", t == TURN_OPENED ? "opened" : t == TURN_CLOSED ?
-	    "closed" : "none");
+	t = breaker_result(s, &b, success, probing, u, now, &failures, changed);
+	if (t == TURN_OPENED)
+		printf("opened(%ld) ", failures);
+	else
+		printf("%s ", t == TURN_CLOSED ? "closed" : "none");
 }
 
 int
@@ -184,11 +267,12 @@ main(int argc, char **argv)
 
 	for (i = 1; i < argc && strcmp(argv[i], "admit") != 0 &&
 	    strcmp(argv[i], "result") != 0 && strcmp(argv[i], "ended") != 0 &&
-	    strcmp(argv[i], "count") != 0 && strcmp(argv[i], "flakes") != 0;
+	    strcmp(argv[i], "count") != 0 && strcmp(argv[i], "view") != 0 &&
+	    strcmp(argv[i], "flakes") != 0;
 	    i++)
 		state_word(&s, argv[i]);
 	if (i == argc)
-		usage("no step: admit, result, ended, count or flakes");
+		usage("no step: admit, result, ended, count, view or flakes");
 	if (strcmp(argv[i], "admit") == 0)
 		admit(&s, argv + i + 1, &changed);
 	else if (strcmp(argv[i], "result") == 0)
@@ -199,7 +283,16 @@ main(int argc, char **argv)
 		printf("ended ");
 	} else if (strcmp(argv[i], "count") == 0 && i + 1 < argc &&
 	    number(argv[i + 1], "now", &now) == 0) {
-		printf("%ld\n", breaker_retries_within(&s, now));
+		memset(&v, 0, sizeof(v));
+		breaker_view(&s, now, &v);
+		printf("%ld\n", v.retries);
+		return 0;
+	} else if (strcmp(argv[i], "view") == 0 && i + 1 < argc &&
+	    number(argv[i + 1], "now", &now) == 0) {
+		memset(&v, 0, sizeof(v));
+		breaker_view(&s, now, &v);
+		printf("retries=%ld allowed=%ld arrived=%ld seen=%ld failing=%ld\n",
+		    v.retries, v.allowed, v.arrived, v.seen, v.failing);
 		return 0;
 	} else if (strcmp(argv[i], "flakes") == 0) {
 		memset(&v, 0, sizeof(v));

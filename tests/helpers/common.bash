@@ -283,3 +283,58 @@ small_tmpdir() {
 		mount -t tmpfs -o size=1m tmpfs "$TMPDIR" || exit 125
 		exec "$@"' sh "$@"
 }
+
+# share_herd N DELAY [OPTION ...]: N runs of retry at once, each "-n 2
+# -b DELAY -j none -D 20s --circuit herd --trip 100000 --budget 20%/1m
+# --budget-min 0" and OPTION, whose first attempts fail together once all
+# N have started (each waits on the FIFO ./gate, opened for a moment when
+# ./attempts holds N lines), and whose retries then ask the budget DELAY
+# later.  Every attempt appends its number to ./attempts; the runs' pids
+# are in herd_pids, each noted for teardown.  The deadline is 20 s where
+# 6 s would do on a quiet machine: starting 200 processes takes seconds
+# on a loaded one, and a run whose deadline came first would ask nothing.
+# Returns 1 when the first attempts are not all there within 20 s.
+share_herd() {
+	local n=$1 delay=$2 k
+	shift 2
+	mkfifo gate
+	: >attempts
+	herd_pids=()
+	for ((k = 0; k < n; k++)); do
+		"$RETRY" -q -n 2 -b "$delay" -j none -D 20s --circuit herd \
+		    --trip 100000 --budget 20%/1m --budget-min 0 "$@" -- sh -c '
+			echo "$RETRY_ATTEMPT" >>attempts
+			[ "$RETRY_ATTEMPT" != 1 ] || read -r x <gate
+			exit 1' 3>&- &
+		herd_pids+=("$!")
+		later "$!"
+	done
+	for ((k = 0; k < 400; k++)); do
+		[ "$(wc -l <attempts)" -ge "$n" ] && break
+		sleep 0.05
+	done
+	# Open, the gate lets every read go, and they all end as it closes.
+	sleep 0.2 >gate
+	[ "$k" -lt 400 ]
+}
+
+# herd_ends: waits for the runs of share_herd.
+herd_ends() {
+	local p
+	for p in "${herd_pids[@]}"; do
+		wait "$p" || true
+	done
+}
+
+# herd_kills N SECONDS: N runs of share_herd's, drawn at random, get
+# SIGKILL at random moments within SECONDS from now, while the others
+# ask the budget.
+herd_kills() {
+	local k p
+	for ((k = 0; k < $1; k++)); do
+		p=${herd_pids[RANDOM % ${#herd_pids[@]}]}
+		(sleep "$(awk -v r="$RANDOM" -v s="$2" \
+		    'BEGIN { printf "%.3f", r / 32767 * s }')"
+		    kill -KILL "$p" 2>/dev/null || true) 3>&- &
+	done
+}
