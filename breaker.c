@@ -319,15 +319,16 @@ one_of(const char *word, const char *const list[], size_t n)
 	return 0;
 }
 
-#define ONE_OF(word, list)	one_of(word, list, sizeof(list) / sizeof(list[0]))
+#define ONE_OF(word, list)	one_of((word), (list), sizeof(list) / \
+	sizeof((list)[0]))
 
 /*
  * Whether nd is a condition, the same in Lua as here (see above): a
  * program's value is one when its body is (a program is read before
  * those that use it).
  */
-static int	/* NOLINT(misc-no-recursion) */
-is_condition(const struct node *nd)
+static int
+is_condition(const struct node *nd)	/* NOLINT(misc-no-recursion) */
 {
 	static const char *const ops[] = { "==", "~=", "<", "<=", ">", ">=",
 	    "and", "or", "not" };

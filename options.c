@@ -365,16 +365,17 @@ parse_budget(const char *arg, struct policy *p)
 {
 	char n[32];
 	const char *after;
-	long *count = &p->budget;
+	long *count = &p->budget, max = BUDGET_MAX;
 	int percent;
 
 	p->budget = p->budget_share = 0;
 	if (split_slash(arg, n, &after, &percent) == -1)
 		return "invalid budget (N/DUR or P%/DUR)";
-	if (percent)
+	if (percent) {
 		count = &p->budget_share;
-	if (parse_count(n, percent ? SHARE_MAX : BUDGET_MAX, count) != NULL ||
-	    *count == 0)
+		max = SHARE_MAX;
+	}
+	if (parse_count(n, max, count) != NULL || *count == 0)
 		return percent ? "invalid budget (P%/DUR, P from 1 to 1000)" :
 		    "invalid budget (N/DUR, N from 1 to 1000)";
 	return positive_duration(after, &p->budget_window) ? percent ?

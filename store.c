@@ -57,7 +57,8 @@ static const char *const script_head[] = {
 	"local t = redis.call('TIME')",
 	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])",
 	"local S, P, R, MAX = KEYS[1], KEYS[2], KEYS[3], 2147483647",
-	"local FIRSTS, MARKS = " FIRSTS_MAX_TEXT ", " MARKS_MAX_TEXT,
+	/* One line: shared.h's numbers written into it, not two lines. */
+	"local FIRSTS, MARKS = " FIRSTS_MAX_TEXT ", " MARKS_MAX_TEXT,	/* NOLINT(bugprone-suspicious-missing-comma) */
 	"local function int(x, hi)",
 	"  x = math.floor(tonumber(x) or 0)",
 	"  if x < 0 then return 0 elseif x > hi then return hi end",
