@@ -305,6 +305,10 @@ crowd_load1=$(loadavg)
 load_end=$(loadavg)
 
 # --- the section --------------------------------------------------------------
+# bench/run.sh says BENCH_WHOLE=1; run alone, the section says so.
+alone=
+[ "${BENCH_WHOLE:-0}" = 1 ] ||
+    alone="  This section was run alone (\`make bench-rules\`), not in the run of \`make bench\` that wrote the rest of this file: its conditions are these, not those of \"The machine\"."
 section() {
 	cat <<EOF
 $heading
@@ -312,8 +316,8 @@ $heading
 Written by \`bench/herd-rules.sh\` ($mode mode), $(date -u '+%Y-%m-%d %H:%M UTC'),
 $("$retry" --version) (source $source_id), on $(nproc) CPUs ($(cpu)),
 $(uname -sr); load average at its start $load_start, at its end
-$load_end.  Counts, not speed: each verdict is what retry-circuit(7)
-says the rule does, against what the downstream saw.
+$load_end.$alone  Counts, not speed: each verdict is what
+retry-circuit(7) says the rule does, against what the downstream saw.
 
 ### A flapping downstream: \`--trip 5\` and \`--trip 30%/20\`
 
