@@ -47,7 +47,7 @@ COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \
 .PHONY: all test install uninstall clean check check-build check-static \
 	check-valgrind check-sanitize check-musl check-busybox check-portable \
 	check-load fuzz deps dist distcheck release check-release bench \
-	bench-helpers bench-store static
+	bench-helpers bench-store bench-rules static
 
 all: retry
 retry: $(SRCS) $(HDRS) Makefile
@@ -79,7 +79,8 @@ test: retry $(TESTPROGS)
 # command's environment.  OUR_CPPFLAGS has quotes in it, for the shell.
 SCRIPTS = .ci/run tests/run-bats tests/check/* bench/run.sh \
 	tests/helpers/flaky tests/helpers/catch-signal \
-	tests/helpers/count-runs bench/store.sh
+	tests/helpers/count-runs bench/store.sh bench/herd-rules.sh \
+	bench/downstream.sh
 FUZZERS = tests/fuzz/duration tests/fuzz/codes tests/fuzz/options \
 	tests/fuzz/pattern
 CHECKENV = CC='$(CC)' BATS='$(BATS)' SRCS='$(SRCS)' HDRS='$(HDRS)' \
@@ -129,6 +130,11 @@ $(BENCH_TWO): $(BENCH_TWO:=.c) bench/common.c bench/bench.h compat.h
 # What --store costs (bench/store.sh, which bench/run.sh runs too).
 bench-store: retry tests/helpers/slow-proxy
 	QUICK=$(QUICK) sh bench/store.sh \
+		$$([ "$(QUICK)" = 1 ] || echo bench/RESULTS.md)
+# The calls a downstream sees under --trip's and --budget's rules
+# (bench/herd-rules.sh, which bench/run.sh runs too).
+bench-rules: retry
+	QUICK=$(QUICK) sh bench/herd-rules.sh \
 		$$([ "$(QUICK)" = 1 ] || echo bench/RESULTS.md)
 
 # umask 022: install -d makes the directories on the way with the umask.

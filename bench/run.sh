@@ -1147,5 +1147,7 @@ EOF
 } >"$out/RESULTS.md"
 
 sh "$bench/store.sh" "$out/RESULTS.md" >/dev/null || say "bench/store.sh failed"
+BENCH_WHOLE=1 sh "$bench/herd-rules.sh" "$out/RESULTS.md" >/dev/null ||
+    say "bench/herd-rules.sh failed"
 say "done: $out/RESULTS.md and $out/herd.svg"
 [ "$mode" = full ] || cat "$out/RESULTS.md"

@@ -7,7 +7,7 @@
 # a Unix socket and over TCP, against the local record and against no
 # circuit; and of one run alone.  Target: --store within 1.5x of the local
 # record.  Prints a section of bench/RESULTS.md; given the file, puts it
-# at its end, in place of the section an earlier run put there.  QUICK=1:
+# in place of the section an earlier run put there (at the end if none).  QUICK=1:
 # a smoke run (40 runs, 1 round).  `make bench-store`; bench/run.sh runs it
 # too.
 set -eu
@@ -368,16 +368,25 @@ EOF
 	capacity_section
 } >"$work/section.md"
 if [ -n "$results" ]; then
-	# This section is the last of the file: the one an earlier run put
-	# there goes, from its heading to the end.
+	# In place of the section an earlier run wrote, up to the next
+	# section (bench/herd-rules.sh's comes after it); at the end when
+	# there is none.
 	if [ -f "$results" ]; then
-		awk -v h="$heading" '$0 == h { exit }
-		    /^$/ { blank++; next }
-		    { while (blank > 0) { print ""; blank-- } print }' \
-		    "$results" >"$work/results.md"
+		awk -v h="$heading" -v s="$work/section.md" '
+		function put(  l) {
+			while ((getline l <s) > 0)
+				print l
+			done = 1
+		}
+		$0 == h { put(); skip = 1; next }
+		skip && /^## / { skip = 0; print "" }
+		!skip { print }
+		END { if (!done) { print ""; put() } }' "$results" \
+		    >"$work/results.md"
 		cat "$work/results.md" >"$results"
+	else
+		cat "$work/section.md" >"$results"
 	fi
-	{ echo; cat "$work/section.md"; } >>"$results"
-	say "appended to $results"
+	say "written to $results"
 fi
 cat "$work/section.md"
