@@ -63,12 +63,13 @@ TESTPROGS = tests/helpers/ptyrun tests/helpers/clock-now \
 	tests/helpers/with-signals tests/helpers/proc-state \
 	tests/helpers/how-ended tests/helpers/socket-stdin \
 	tests/helpers/hold-lock tests/helpers/rename-race \
-	tests/helpers/slow-proxy tests/helpers/breaker-test
+	tests/helpers/slow-proxy tests/helpers/breaker-test \
+	tests/helpers/hint-parse
 
 # One rule for them all (bmake has no pattern rules of this kind): each
 # is its one source file.
 $(TESTPROGS): $(TESTPROGS:=.c) tests/helpers/signal-names.h compat.h \
-	breaker.c shared.h
+	breaker.c shared.h parse.c common.h
 	$(COMPILE) -o $@ $@.c $(LDFLAGS)
 
 test: retry $(TESTPROGS)

@@ -324,7 +324,6 @@ const char	*parse_count(const char *, long, long *);
 const char	*parse_factor(const char *, double *);
 const char	*parse_seed(const char *, uint64_t *);
 const char	*parse_jitter(const char *, enum jitter *);
-const char	*parse_hint(const char *, int64_t, int64_t *);
 int		 parse_signal(const char *, int *);
 int		 parse_unix_time(const char *, int64_t *);
 size_t		 utf8_length(const unsigned char *);
@@ -335,6 +334,27 @@ const char	*bracket_end(const char *);
 
 int		 codes_has(const struct codes *, int);
 void		 codes_add(struct codes *, int);
+
+/*
+ * What an attempt said of its retry (parse_hint), in a hint file or on
+ * its stderr: the status of the last HTTP response in it, whether that
+ * response asks to be called again later, and the delay it gives or why
+ * there is none.
+ */
+struct hint {
+	int		 status;	/* 100-599; 0: no status line */
+	int		 rate_limited;	/* 429, a Retry-After, or a remaining
+					   count of 0 */
+	int64_t		 delay;		/* ns from now, when why is NULL */
+	const char	*why;		/* why no delay; "empty": nothing said */
+	const char	*from;		/* the header that gave the delay */
+};
+
+/* What a line of an attempt's stderr is to a hint (--hint-from-stderr). */
+enum hint_line { HINT_LINE_OTHER, HINT_LINE_STATUS, HINT_LINE_HEADER };
+
+void		 parse_hint(const char *, int64_t, struct hint *);
+enum hint_line	 hint_line(const char *, size_t);
 
 /* Writers: each fills buf and returns it. */
 const char	*jitter_name(enum jitter);

@@ -629,30 +629,31 @@ take_hint(const struct policy *p, struct run *r, int64_t room, char *note,
 {
 	static char text[HINT_MAX + 1];	/* headers of a few responses */
 	char hint[32], cap[32];
-	const char *why;
+	struct hint h;
 	int64_t delay;
 
 	note[0] = '\0';
 	if (hint_text(text, sizeof(text)) == NULL)
 		return 0;
 	if (strlen(text) == sizeof(text) - 1)
-		why = "too long";
+		h.why = "too long";
 	else
-		why = parse_hint(text, realtime_now(), &delay);
-	if (why != NULL) {
+		parse_hint(text, realtime_now(), &h);
+	if (h.why != NULL) {
 		/* An empty file says nothing (curl -D without the header). */
-		if (strcmp(why, "empty") != 0)
-			detail("Retry-After hint not used: %s", why);
+		if (strcmp(h.why, "empty") != 0)
+			detail("Retry-After hint not used: %s", h.why);
 		return 0;
 	}
-	fmt_duration(hint, sizeof(hint), delay);
-	delay += (int64_t)(rng_uniform(&r->aside) * 0.1 * (double)delay);
+	fmt_duration(hint, sizeof(hint), h.delay);
+	delay = h.delay + (int64_t)(rng_uniform(&r->aside) * 0.1 *
+	    (double)h.delay);
 	if (delay > p->cap && delay < room) {
-		(void)snprintf(note, size, " (Retry-After %s, cut to the cap %s)",
+		(void)snprintf(note, size, " (%s %s, cut to the cap %s)", h.from,
 		    hint, fmt_duration(cap, sizeof(cap), p->cap));
 		delay = p->cap;
 	} else
-		(void)snprintf(note, size, " (Retry-After %s)", hint);
+		(void)snprintf(note, size, " (%s %s)", h.from, hint);
 	r->delay = delay;
 	return 1;
 }
@@ -680,7 +681,7 @@ run_hook(const struct event *ev, enum hook which)
 static enum outcome
 sleep_before_retry(const struct policy *p, struct run *r)
 {
-	char hint[64];
+	char hint[128];
 	struct step st;
 	struct event ev;
 	int64_t now = monotonic_now();

@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: ISC
+# HTTP answers in a hint (retry(1), The Retry-After hint; retry-formats(5),
+# The hint file): the parser's rules as a table (helpers/hint-parse).
+
+load helpers/common
+
+# rows NOW: rows of "TEXT | EXPECTED" on stdin ('#' lines and blank ones
+# skipped), TEXT with printf's backslash escapes; each TEXT read as a
+# hint at Unix time NOW must give EXPECTED (see helpers/hint-parse).
+rows() {
+	local now=$1 text want got bad=0 n=0
+	while IFS='|' read -r text want; do
+		case $text in '' | '#'*) continue ;; esac
+		n=$((n + 1))
+		text=${text% }
+		want=${want# }
+		got=$(hint-parse "$now" "$(printf '%b' "$text")" 2>&1) ||
+		    got="failed: $got"
+		if [ "$got" != "$want" ]; then
+			printf 'row: %s\n want: %s\n  got: %s\n' "$text" "$want" \
+			    "$got" >&2
+			bad=1
+		fi
+	done
+	[ "$n" -gt 0 ] && [ "$bad" -eq 0 ]
+}
+
+@test "the parser: the last response's status, whether it is a rate limit, and its delay or why none" {
+	rows 1800000000 <<-'EOF'
+	# A value alone, and values a line each, as before: no status.
+	5 | 0 - 5.000s Retry-After
+	3\n0.05\nlater\n | 0 - 0.050s Retry-After
+	\n | 0 - why: empty
+	# Status lines: HTTP/1.0, 1.1, 2 (no reason), CRLF or LF.
+	HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n\r\n | 404 - why: no Retry-After header
+	HTTP/1.0 401 Unauthorized\n\n | 401 - why: no Retry-After header
+	HTTP/2 404\r\n\r\n | 404 - why: no Retry-After header
+	HTTP/2 404 | 404 - why: no Retry-After header
+	# Only the last response counts: a 100, a redirect's headers forgotten.
+	HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Service Unavailable\r\nRetry-After: 2\r\n\r\n | 503 limit 2.000s Retry-After
+	HTTP/1.1 301 Moved\r\nRetry-After: 5\r\n\r\nHTTP/1.1 404 Not Found\r\n\r\n | 404 - why: no Retry-After header
+	HTTP/1.1 301 Moved\r\nRetry-After: 5\r\n\r\nHTTP/1.1 429 Slow\r\nretry-after: 0.05\r\n\r\n | 429 limit 0.050s Retry-After
+	# A rate limit: 429, a Retry-After, a remaining count of 0.
+	HTTP/1.1 429 Too Many Requests\r\n\r\n | 429 limit why: no Retry-After header
+	HTTP/1.1 404 Not Found\r\nRetry-After: soon\r\n\r\n | 404 limit why: neither a delay nor an HTTP-date
+	HTTP/1.1 403 Forbidden\r\nx-ratelimit-remaining: 0\r\nx-ratelimit-reset: 1800000010\r\n\r\n | 403 limit 10.000s X-RateLimit-Reset
+	HTTP/1.1 403 Forbidden\r\nRateLimit-Remaining: 00\r\n\r\n | 403 limit why: no Retry-After header
+	HTTP/1.1 403 Forbidden\r\nx-ratelimit-remaining: 12\r\nx-ratelimit-reset: 1800000010\r\n\r\n | 403 - why: no Retry-After header
+	# Resets: a Unix time (larger than now less a day) or seconds.
+	HTTP/2 429\r\nx-ratelimit-reset: 1800000003\r\n\r\n | 429 limit 3.000s X-RateLimit-Reset
+	HTTP/1.1 429 Slow\r\nRateLimit-Reset: 30\r\n\r\n | 429 limit 30.000s RateLimit-Reset
+	HTTP/1.1 429 Slow\r\nRateLimit-Reset: 1.5\r\n\r\n | 429 limit 1.500s RateLimit-Reset
+	HTTP/1.1 429 Slow\r\nX-RateLimit-Reset: 1800000001.25\r\n\r\n | 429 limit 1.250s X-RateLimit-Reset
+	HTTP/1.1 429 Slow\r\nX-RateLimit-Reset: 1799999999\r\n\r\n | 429 limit why: a Unix time that has passed
+	HTTP/1.1 429 Slow\r\nX-RateLimit-Reset: 1799913601\r\n\r\n | 429 limit why: a Unix time that has passed
+	HTTP/1.1 429 Slow\r\nX-RateLimit-Reset: 1799913600\r\n\r\n | 429 limit 1000000000.000s X-RateLimit-Reset
+	HTTP/1.1 429 Slow\r\nX-RateLimit-Reset: 0\r\n\r\n | 429 limit why: zero
+	HTTP/1.1 429 Slow\r\nX-RateLimit-Reset: -5\r\n\r\n | 429 limit why: negative
+	HTTP/1.1 429 Slow\r\nX-RateLimit-Reset: soon\r\n\r\n | 429 limit why: neither seconds nor a Unix time
+	# Retry-After wins over a reset, unless it is no hint.
+	HTTP/1.1 429 Slow\r\nRetry-After: 2\r\nX-RateLimit-Reset: 1800000009\r\n\r\n | 429 limit 2.000s Retry-After
+	HTTP/1.1 429 Slow\r\nRetry-After: soon\r\nX-RateLimit-Reset: 1800000009\r\n\r\n | 429 limit 9.000s X-RateLimit-Reset
+	# A reset outside a rate limit is none: GitHub sends it always.
+	HTTP/1.1 500 Internal Server Error\r\nX-RateLimit-Remaining: 4\r\nX-RateLimit-Reset: 1800003600\r\n\r\n | 500 - why: no Retry-After header
+	HTTP/1.1 503 Service Unavailable\r\nRateLimit-Reset: 30\r\n\r\n | 503 - why: no Retry-After header
+	# Headers without a status line: a spent limit all the same.
+	x-ratelimit-remaining: 0\nx-ratelimit-reset: 1800000005\n | 0 limit 5.000s X-RateLimit-Reset
+	# Not status lines: the headers are read as if there were none.
+	HTTP/1.1 abc\r\nRetry-After: 3\r\n | 0 limit 3.000s Retry-After
+	HTTP/1.1 4040 Big\r\n | 0 - why: no Retry-After header
+	HTTP/1.1 099 Low\r\n | 0 - why: no Retry-After header
+	EOF
+}
+
+@test "the lines that --hint-from-stderr keeps: a status line, the five headers a hint reads, names in any case" {
+	local line want
+	while IFS='|' read -r line want; do
+		[ "$(hint-parse -l "${line% }")" = "${want# }" ] ||
+		    { echo "'$line': $(hint-parse -l "${line% }"), not $want"; return 1; }
+	done <<-'EOF'
+	HTTP/1.1 404 Not Found | status
+	HTTP/2 429 | status
+	Retry-After: 1 | header
+	retry-after:1 | header
+	RateLimit-Reset: 3 | header
+	x-ratelimit-reset: 1800000000 | header
+	RateLimit-Remaining: 0 | header
+	X-RATELIMIT-REMAINING: 0 | header
+	Content-Type: text/plain | other
+	Retry-After : 1 | other
+	Retry-After 1 | other
+	HTTP/1.1 abc | other
+	curl: (22) The requested URL returned error: 404 | other
+	EOF
+}
