@@ -82,7 +82,7 @@ SCRIPTS = .ci/run tests/run-bats tests/check/* bench/run.sh \
 	tests/helpers/flaky tests/helpers/catch-signal \
 	tests/helpers/count-runs bench/store.sh
 FUZZERS = tests/fuzz/duration tests/fuzz/codes tests/fuzz/options \
-	tests/fuzz/pattern
+	tests/fuzz/pattern tests/fuzz/hint
 CHECKENV = CC='$(CC)' BATS='$(BATS)' SRCS='$(SRCS)' HDRS='$(HDRS)' \
 	TESTPROGS='$(TESTPROGS)' FUZZERS='$(FUZZERS)' SCRIPTS='$(SCRIPTS)' \
 	OUR_CFLAGS='$(RETRY_CFLAGS)' OUR_CPPFLAGS="$(RETRY_CPPFLAGS)" \
