@@ -1,9 +1,70 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: ISC
 # HTTP answers in a hint (retry(1), The Retry-After hint; retry-formats(5),
-# The hint file): the parser's rules as a table (helpers/hint-parse).
+# The hint file): the parser's rules as a table (helpers/hint-parse), then
+# real curl against a local server (helpers/http-answer): 408, 425, 429
+# and rate limits are retried after their reset, other answers as before.
 
 load helpers/common
+
+# A test that hangs fails instead of stopping the whole file.
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
+
+# The attempt of most tests: curl writes the headers of every response
+# into the hint file, and fails with 22 on a status of 400 or more.
+CURL_D='curl -fsS -D "$RETRY_AFTER_FILE" "$1"'
+
+setup() {
+	in_test_dir
+	# The server is on 127.0.0.1: no proxy may stand between.
+	unset http_proxy HTTP_PROXY all_proxy ALL_PROXY
+}
+
+teardown() {
+	kill_later
+}
+
+need_curl() {
+	command -v curl >/dev/null ||
+	    skip "curl is not installed (Debian's curl package)"
+}
+
+# serve ANSWER...: helpers/http-answer on 127.0.0.1, killed in teardown,
+# answering each connection with the next ANSWER ("429|Retry-After: 1"),
+# the last one again once they are used up; each request is a line of
+# ./requests; $url is where it listens.
+serve() {
+	need_curl
+	http-answer port requests "$@" 3>&- &
+	later $!
+	disown $!
+	wait_for port
+	url=http://127.0.0.1:$(cat port)/
+}
+
+# requests: how many requests the server has had.
+requests() {
+	if [ -e requests ]; then wc -l <requests | tr -d ' '; else echo 0; fi
+}
+
+# retry_lines: retry's own lines of $stderr (curl's and the headers aside).
+retry_lines() {
+	grep '^retry: ' <<<"$stderr" || true
+}
+
+# now_s: the Unix time in whole seconds, by the real clock.
+now_s() {
+	echo $(($(clock-now -r) / 1000))
+}
+
+# delay_of LINE: $ms, the delay "next in S.MMMs" of LINE, and $note,
+# what follows it.
+delay_of() {
+	matches "$1" '; next in ([0-9]+)\.([0-9]{3})s(.*)$'
+	ms=$((10#${BASH_REMATCH[1]} * 1000 + 10#${BASH_REMATCH[2]}))
+	note=${BASH_REMATCH[3]}
+	echo "next in $ms ms$note"
+}
 
 # rows NOW: rows of "TEXT | EXPECTED" on stdin ('#' lines and blank ones
 # skipped), TEXT with printf's backslash escapes; each TEXT read as a
@@ -93,4 +154,85 @@ rows() {
 	HTTP/1.1 abc | other
 	curl: (22) The requested URL returned error: 404 | other
 	EOF
+}
+
+@test "408, 425 and 429 without a hint are retried after the backoff, as any failure" {
+	serve 408 425 429 200
+	run -0 --separate-stderr "$RETRY" -b 10ms -j none \
+	    sh -c "$CURL_D" sh "$url"
+	[ "$output" = ok ]
+	[ "$(requests)" = 4 ]
+	[ "$(retry_lines)" = "retry: attempt 1/5 failed with exit 22; next in 0.010s
+retry: attempt 2/5 failed with exit 22; next in 0.020s
+retry: attempt 3/5 failed with exit 22; next in 0.040s" ]
+}
+
+@test "429 with X-RateLimit-Reset a Unix time 1-2 s ahead: waits until then, not the backoff, then retries" {
+	# Whole seconds, as GitHub sends them: the reset is 1 to 2 s away.
+	serve "429|X-RateLimit-Reset: $(($(now_s) + 2))" 200
+	t0=$(now_ms)
+	run -0 --separate-stderr "$RETRY" -b 20s sh -c "$CURL_D" sh "$url"
+	took=$(($(now_ms) - t0))
+	[ "$output" = ok ]
+	[ "$(requests)" = 2 ]
+	[ "$(retry_lines | wc -l)" -eq 1 ]
+	delay_of "$(retry_lines)"
+	matches "$note" '^ \(X-RateLimit-Reset [0-9]\.[0-9]{3}s\)$'
+	# Less the time to start the server, retry and curl: slack for load.
+	between "$ms" 200 2200
+	between "$took" "$ms" $((ms + 4000))
+}
+
+@test "429 with RateLimit-Reset in seconds: the delay is the reset plus up to 10 %" {
+	serve "429|RateLimit-Reset: 1" 200
+	t0=$(now_ms)
+	run -0 --separate-stderr "$RETRY" -b 20s sh -c "$CURL_D" sh "$url"
+	took=$(($(now_ms) - t0))
+	[ "$(requests)" = 2 ]
+	delay_of "$(retry_lines)"
+	between "$ms" 1000 1100
+	[ "$note" = " (RateLimit-Reset 1.000s)" ]
+	between "$took" 1000 5000
+}
+
+@test "403 with x-ratelimit-remaining: 0 (GitHub's spent limit) is retried after x-ratelimit-reset" {
+	serve "403|x-ratelimit-remaining: 0|x-ratelimit-reset: $(($(now_s) + 2))" 200
+	t0=$(now_ms)
+	run -0 --separate-stderr "$RETRY" -b 20s sh -c "$CURL_D" sh "$url"
+	took=$(($(now_ms) - t0))
+	[ "$output" = ok ]
+	[ "$(requests)" = 2 ]
+	delay_of "$(retry_lines)"
+	matches "$note" '^ \(X-RateLimit-Reset [0-9]\.[0-9]{3}s\)$'
+	# Less the time to start the server, retry and curl: slack for load.
+	between "$ms" 200 2200
+	between "$took" "$ms" $((ms + 4000))
+}
+
+@test "a reset beyond the cap is cut to it, as Retry-After is" {
+	serve "429|RateLimit-Reset: 60" 200
+	run -0 --separate-stderr "$RETRY" -b 100ms -c 300ms -D 5m \
+	    sh -c "$CURL_D" sh "$url"
+	[ "$(retry_lines)" = "retry: attempt 1/5 failed with exit 22; next in 0.300s (RateLimit-Reset 60.000s, cut to the cap 0.300s)" ]
+}
+
+@test "503 with Retry-After is retried after it, as before" {
+	serve "503|Retry-After: 0.3" 200
+	run -0 --separate-stderr "$RETRY" -b 20s sh -c "$CURL_D" sh "$url"
+	[ "$output" = ok ]
+	[ "$(requests)" = 2 ]
+	delay_of "$(retry_lines)"
+	between "$ms" 300 330
+	[ "$note" = " (Retry-After 0.300s)" ]
+}
+
+@test "500 with X-RateLimit-Reset an hour away and a limit not spent gets the backoff, not the reset" {
+	serve "500|X-RateLimit-Remaining: 4999|X-RateLimit-Reset: $(($(now_s) + 3600))" 200
+	run -0 --separate-stderr "$RETRY" -v -b 50ms -j none \
+	    sh -c "$CURL_D" sh "$url"
+	[ "$output" = ok ]
+	[ "$(requests)" = 2 ]
+	[ "$(retry_lines | sed -n 2,4p)" = "retry: Retry-After hint not used: no Retry-After header
+retry: attempt 1/5 failed with exit 22; next in 0.050s
+retry: drew 0.050s from [0.050s, 0.050s]: none jitter, step 0.050s" ]
 }
