@@ -446,6 +446,7 @@ struct policy {
 	int		 replay_stdin, buffer_stdout;
 	int		 quiet_unless_failed;	/* -Q, the cron mode */
 	int		 hint_from_stderr;
+	int		 http_4xx_retry;	/* --http-4xx retry */
 	int		 share_stdin;
 	struct pattern	 on_output, stop_output;
 	const char	*report;	/* file for the JSON report, "-": stderr */
@@ -490,7 +491,8 @@ void		 free_policy(struct policy *);
  * Why the run ends; RUNNING while it does not.  After an attempt the run
  * loop (judge_attempt) tries them in this order, the first that holds
  * wins: CANNOT_RUN, INTERRUPTED, OUTPUT_STOP, DEADLINE (stopped at it),
- * READER_GONE, then SUCCEEDED or NOT_RETRYABLE, then EXHAUSTED, then
+ * READER_GONE, then HTTP_REFUSED (its hint is an HTTP answer not to be
+ * retried), SUCCEEDED or NOT_RETRYABLE, then EXHAUSTED, then
  * INPUT_CUT (stdin passed what is kept for a retry) or INPUT_UNKEPT (the
  * file of the copy had no room for it), then OUTPUT_UNHELD (-O's file
  * had none: the attempt's output went to stdout).  The
@@ -498,9 +500,10 @@ void		 free_policy(struct policy *);
  * INTERRUPTED, CIRCUIT_OPEN, BUDGET_SPENT and STORE_DOWN.
  */
 enum outcome {
-	RUNNING, SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED,
-	CANNOT_RUN, OUTPUT_STOP, CIRCUIT_OPEN, BUDGET_SPENT, READER_GONE,
-	STORE_DOWN, INPUT_CUT, INPUT_UNKEPT, OUTPUT_UNHELD, NOUTCOMES
+	RUNNING, SUCCEEDED, NOT_RETRYABLE, HTTP_REFUSED, EXHAUSTED, DEADLINE,
+	INTERRUPTED, CANNOT_RUN, OUTPUT_STOP, CIRCUIT_OPEN, BUDGET_SPENT,
+	READER_GONE, STORE_DOWN, INPUT_CUT, INPUT_UNKEPT, OUTPUT_UNHELD,
+	NOUTCOMES
 };
 
 /* The exit status an outcome gives, as retry(1)'s EXIT STATUS says. */
@@ -708,6 +711,9 @@ struct run {
 	int64_t		 began, ended;		/* the last attempt's */
 	int64_t		 delay, asleep;
 	enum late	 late;			/* DEADLINE though the delay fit */
+	struct hint	 hint;			/* what the last attempt said of
+					   a retry, read as it ended */
+	const char	*hint_unread;		/* why its file was not read */
 	int		 from_hint;		/* the delay came from a hint */
 	int		 store_down;		/* --store failed */
 	const char	*store_err;		/* how */

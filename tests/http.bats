@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: ISC
 # HTTP answers in a hint (retry(1), The Retry-After hint; retry-formats(5),
 # The hint file): the parser's rules as a table (helpers/hint-parse), then
-# real curl against a local server (helpers/http-answer): 408, 425, 429
-# and rate limits are retried after their reset, other answers as before.
+# real curl against a local server (helpers/http-answer): a 4xx ends the
+# run, 408, 425, 429 and rate limits are retried after their reset, the
+# last response counts, --http-4xx retry, --hint-from-stderr, --circuit.
 
 load helpers/common
 
@@ -13,6 +14,9 @@ BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 # The attempt of most tests: curl writes the headers of every response
 # into the hint file, and fails with 22 on a status of 400 or more.
 CURL_D='curl -fsS -D "$RETRY_AFTER_FILE" "$1"'
+
+# The last line on 404, the issue's words.
+REFUSED_404="giving up: HTTP 404 is not retried; --http-4xx retry to retry it"
 
 setup() {
 	in_test_dir
@@ -156,6 +160,40 @@ rows() {
 	EOF
 }
 
+@test "curl -D against a 404: one attempt, status 22, outcome not_retryable, the last line names the status" {
+	serve 404
+	run -22 --separate-stderr "$RETRY" -v --report r.json -b 10ms \
+	    sh -c "$CURL_D" sh "$url"
+	printf '%s\n' "$stderr"
+	[ "$(requests)" = 1 ]
+	[ "$(retry_lines | sed -n 2p)" = "retry: attempt 1/5 failed with exit 22; $REFUSED_404" ]
+	[[ $(retry_lines | sed -n 3p) == "retry: 1 attempt in "*"; stopped: HTTP status not retryable" ]]
+	[ "$(retry_lines | wc -l)" -eq 3 ]
+	grep -q '"outcome": "not_retryable"' r.json
+	grep -q '"exit_status": 22,' r.json
+}
+
+@test "curl -D against a 401, and a 403 that is no rate limit: one attempt each" {
+	local code
+	for code in 401 403; do
+		mkdir "$code" && cd "$code"	# a server of its own
+		serve "$code|X-RateLimit-Remaining: 59|X-RateLimit-Reset: $(($(now_s) + 3600))"
+		run -22 --separate-stderr "$RETRY" -b 10ms sh -c "$CURL_D" sh "$url"
+		[ "$(requests)" = 1 ]
+		[ "$(retry_lines)" = "retry: attempt 1/5 failed with exit 22; giving up: HTTP $code is not retried; --http-4xx retry to retry it" ]
+		cd ..
+	done
+}
+
+@test "a 404 on the last attempt is still named, and a 404 after a 503 ends the run" {
+	serve "503" "404"
+	run -22 --separate-stderr "$RETRY" -n 2 -b 10ms -j none \
+	    sh -c "$CURL_D" sh "$url"
+	[ "$(requests)" = 2 ]
+	[ "$(retry_lines)" = "retry: attempt 1/2 failed with exit 22; next in 0.010s
+retry: attempt 2/2 failed with exit 22; $REFUSED_404" ]
+}
+
 @test "408, 425 and 429 without a hint are retried after the backoff, as any failure" {
 	serve 408 425 429 200
 	run -0 --separate-stderr "$RETRY" -b 10ms -j none \
@@ -235,4 +273,96 @@ retry: attempt 3/5 failed with exit 22; next in 0.040s" ]
 	[ "$(retry_lines | sed -n 2,4p)" = "retry: Retry-After hint not used: no Retry-After header
 retry: attempt 1/5 failed with exit 22; next in 0.050s
 retry: drew 0.050s from [0.050s, 0.050s]: none jitter, step 0.050s" ]
+}
+
+@test "--http-4xx retry retries a 404 as any failure" {
+	serve 404
+	run -22 --separate-stderr "$RETRY" --http-4xx retry -n 3 -b 10ms -j none \
+	    sh -c "$CURL_D" sh "$url"
+	[ "$(requests)" = 3 ]
+	[ "$(retry_lines)" = "retry: attempt 1/3 failed with exit 22; next in 0.010s
+retry: attempt 2/3 failed with exit 22; next in 0.020s
+retry: attempt 3/3 failed with exit 22; giving up: no attempts left" ]
+	# stop is the default, given.
+	run -22 --separate-stderr "$RETRY" --http-4xx=stop -n 3 -b 10ms \
+	    sh -c "$CURL_D" sh "$url"
+	[ "$(requests)" = 4 ]
+	[ "$(retry_lines)" = "retry: attempt 1/3 failed with exit 22; $REFUSED_404" ]
+}
+
+@test "--http-4xx with another mode, or none, is a usage error: 125, one line, nothing run" {
+	local mode
+	for mode in bad '' Retry STOP; do
+		run -125 --separate-stderr "$RETRY" --http-4xx "$mode" touch ran
+		[ "$stderr" = "retry: --http-4xx '$mode': must be stop or retry" ]
+		[ "$output" = "" ]
+		[ ! -e ran ]
+	done
+	run -125 --separate-stderr "$RETRY" --http-4xx
+	[ "$stderr" = "retry: option '--http-4xx' needs a value" ]
+}
+
+@test "--hint-from-stderr with curl -D /dev/stderr: a 404 runs once, a 429 waits for its reset" {
+	serve 404
+	run -22 --separate-stderr "$RETRY" --hint-from-stderr -b 10ms \
+	    -- curl -fsS -D /dev/stderr "$url"
+	[ "$(requests)" = 1 ]
+	[[ $stderr == *$'HTTP/1.1 404 Not Found\r'* ]]	# passed on
+	[ "$(retry_lines)" = "retry: attempt 1/5 failed with exit 22; $REFUSED_404" ]
+	mkdir second && cd second	# a server of its own
+	serve "429|RateLimit-Reset: 0.5" 200
+	run -0 --separate-stderr "$RETRY" --hint-from-stderr -b 20s \
+	    -- curl -fsS -D /dev/stderr "$url"
+	[ "$output" = ok ]
+	[ "$(requests)" = 2 ]
+	delay_of "$(retry_lines)"
+	between "$ms" 500 550
+	[ "$note" = " (RateLimit-Reset 0.500s)" ]
+}
+
+@test "--hint-from-stderr: only the last response counts; a long run of headers keeps the newest" {
+	# A redirect's Retry-After is forgotten by the 404 after it.
+	run -22 --separate-stderr "$RETRY" --hint-from-stderr -b 10ms sh -c '
+		printf "HTTP/1.1 301 Moved\r\nRetry-After: 5\r\n\r\nHTTP/1.1 404 Not Found\r\n\r\n" >&2
+		exit 22'
+	[ "$(retry_lines)" = "retry: attempt 1/5 failed with exit 22; $REFUSED_404" ]
+	# Fifty Retry-After headers of 250 bytes: the last one counts.
+	run -0 --separate-stderr "$RETRY" --hint-from-stderr -n 2 -b 20s sh -c '
+		[ "$RETRY_ATTEMPT" = 2 ] && exit 0
+		echo "HTTP/1.1 429 Slow" >&2
+		pad=$(printf "%0240d" 0)
+		for i in $(seq 50); do echo "Retry-After: $pad" >&2; done
+		echo "Retry-After: 0.05" >&2
+		exit 22'
+	delay_of "$(retry_lines)"
+	between "$ms" 50 55
+	[ "$note" = " (Retry-After 0.050s)" ]
+}
+
+@test "curl -L through a redirect to a 404: judged by the last response" {
+	serve "301|Location: /next|Retry-After: 1" 404
+	run -22 --separate-stderr "$RETRY" -b 10ms \
+	    sh -c 'curl -fsSL -D "$RETRY_AFTER_FILE" "$1"' sh "$url"
+	[ "$(requests)" = 2 ]
+	[ "$(sed -n 2p requests)" = "GET /next HTTP/1.1" ]
+	[ "$(retry_lines)" = "retry: attempt 1/5 failed with exit 22; $REFUSED_404" ]
+}
+
+@test "--circuit: a refused 404 counts for nothing, neither a failure nor a success" {
+	export RETRY_STATE_DIR=$BATS_TEST_TMPDIR/state
+	serve 500 404
+	run -22 "$RETRY" --circuit api -n 1 sh -c "$CURL_D" sh "$url"
+	run -0 "$RETRY" --circuit-status api
+	[ "${lines[2]}" = "failures:  1 in a row" ]
+	run -22 --separate-stderr "$RETRY" --circuit api -b 10ms \
+	    sh -c "$CURL_D" sh "$url"
+	[ "$(retry_lines)" = "retry: attempt 1/5 failed with exit 22; $REFUSED_404" ]
+	run -0 "$RETRY" --circuit-status api
+	[ "${lines[2]}" = "failures:  1 in a row" ]
+	[ "$(requests)" = 2 ]
+	# With --http-4xx retry, the 404 is a failure of the downstream.
+	run -22 "$RETRY" --circuit api --http-4xx retry -n 1 \
+	    sh -c "$CURL_D" sh "$url"
+	run -0 "$RETRY" --circuit-status api
+	[ "${lines[2]}" = "failures:  2 in a row" ]
 }
