@@ -63,12 +63,13 @@ TESTPROGS = tests/helpers/ptyrun tests/helpers/clock-now \
 	tests/helpers/with-signals tests/helpers/proc-state \
 	tests/helpers/how-ended tests/helpers/socket-stdin \
 	tests/helpers/hold-lock tests/helpers/rename-race \
-	tests/helpers/slow-proxy tests/helpers/breaker-test
+	tests/helpers/slow-proxy tests/helpers/breaker-test \
+	tests/helpers/http-answer tests/helpers/hint-parse
 
 # One rule for them all (bmake has no pattern rules of this kind): each
 # is its one source file.
 $(TESTPROGS): $(TESTPROGS:=.c) tests/helpers/signal-names.h compat.h \
-	breaker.c shared.h
+	breaker.c shared.h parse.c common.h
 	$(COMPILE) -o $@ $@.c $(LDFLAGS)
 
 test: retry $(TESTPROGS)
@@ -82,7 +83,7 @@ SCRIPTS = .ci/run tests/run-bats tests/check/* bench/run.sh \
 	tests/helpers/count-runs bench/store.sh bench/herd-rules.sh \
 	bench/downstream.sh
 FUZZERS = tests/fuzz/duration tests/fuzz/codes tests/fuzz/options \
-	tests/fuzz/pattern
+	tests/fuzz/pattern tests/fuzz/hint
 CHECKENV = CC='$(CC)' BATS='$(BATS)' SRCS='$(SRCS)' HDRS='$(HDRS)' \
 	TESTPROGS='$(TESTPROGS)' FUZZERS='$(FUZZERS)' SCRIPTS='$(SCRIPTS)' \
 	OUR_CFLAGS='$(RETRY_CFLAGS)' OUR_CPPFLAGS="$(RETRY_CPPFLAGS)" \

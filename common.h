@@ -326,7 +326,6 @@ const char	*parse_count(const char *, long, long *);
 const char	*parse_factor(const char *, double *);
 const char	*parse_seed(const char *, uint64_t *);
 const char	*parse_jitter(const char *, enum jitter *);
-const char	*parse_hint(const char *, int64_t, int64_t *);
 int		 parse_signal(const char *, int *);
 int		 parse_unix_time(const char *, int64_t *);
 size_t		 utf8_length(const unsigned char *);
@@ -337,6 +336,27 @@ const char	*bracket_end(const char *);
 
 int		 codes_has(const struct codes *, int);
 void		 codes_add(struct codes *, int);
+
+/*
+ * What an attempt said of its retry (parse_hint), in a hint file or on
+ * its stderr: the status of the last HTTP response in it, whether that
+ * response asks to be called again later, and the delay it gives or why
+ * there is none.
+ */
+struct hint {
+	int		 status;	/* 100-599; 0: no status line */
+	int		 rate_limited;	/* 429, a Retry-After, or a remaining
+					   count of 0 */
+	int64_t		 delay;		/* ns from now, when why is NULL */
+	const char	*why;		/* why no delay; "empty": nothing said */
+	const char	*from;		/* the header that gave the delay */
+};
+
+/* What a line of an attempt's stderr is to a hint (--hint-from-stderr). */
+enum hint_line { HINT_LINE_OTHER, HINT_LINE_STATUS, HINT_LINE_HEADER };
+
+void		 parse_hint(const char *, int64_t, struct hint *);
+enum hint_line	 hint_line(const char *, size_t);
 
 /* Writers: each fills buf and returns it. */
 const char	*jitter_name(enum jitter);
@@ -433,6 +453,7 @@ struct policy {
 	int		 replay_stdin, buffer_stdout;
 	int		 quiet_unless_failed;	/* -Q, the cron mode */
 	int		 hint_from_stderr;
+	int		 http_4xx_retry;	/* --http-4xx retry */
 	int		 share_stdin;
 	struct pattern	 on_output, stop_output;
 	const char	*report;	/* file for the JSON report, "-": stderr */
@@ -482,7 +503,8 @@ void		 free_policy(struct policy *);
  * Why the run ends; RUNNING while it does not.  After an attempt the run
  * loop (judge_attempt) tries them in this order, the first that holds
  * wins: CANNOT_RUN, INTERRUPTED, OUTPUT_STOP, DEADLINE (stopped at it),
- * READER_GONE, then SUCCEEDED or NOT_RETRYABLE, then EXHAUSTED, then
+ * READER_GONE, then HTTP_REFUSED (its hint is an HTTP answer not to be
+ * retried), SUCCEEDED or NOT_RETRYABLE, then EXHAUSTED, then
  * INPUT_CUT (stdin passed what is kept for a retry) or INPUT_UNKEPT (the
  * file of the copy had no room for it), then OUTPUT_UNHELD (-O's file
  * had none: the attempt's output went to stdout).  The
@@ -492,9 +514,10 @@ void		 free_policy(struct policy *);
  * would have less than --min-time.
  */
 enum outcome {
-	RUNNING, SUCCEEDED, NOT_RETRYABLE, EXHAUSTED, DEADLINE, INTERRUPTED,
-	CANNOT_RUN, OUTPUT_STOP, CIRCUIT_OPEN, BUDGET_SPENT, READER_GONE,
-	STORE_DOWN, INPUT_CUT, INPUT_UNKEPT, OUTPUT_UNHELD, TOO_LATE,
+	RUNNING, SUCCEEDED, NOT_RETRYABLE, HTTP_REFUSED, EXHAUSTED, DEADLINE,
+	INTERRUPTED, CANNOT_RUN, OUTPUT_STOP, CIRCUIT_OPEN, BUDGET_SPENT,
+	READER_GONE, STORE_DOWN, INPUT_CUT, INPUT_UNKEPT, OUTPUT_UNHELD,
+	TOO_LATE,
 	NOUTCOMES
 };
 
@@ -708,6 +731,9 @@ struct run {
 	int64_t		 delay, asleep;
 	enum late	 late;			/* DEADLINE though the delay fit */
 	enum short_of	 short_of;		/* DEADLINE: which limit it met */
+	struct hint	 hint;			/* what the last attempt said of
+					   a retry, read as it ended */
+	const char	*hint_unread;		/* why its file was not read */
 	int		 from_hint;		/* the delay came from a hint */
 	int		 store_down;		/* --store failed */
 	const char	*store_err;		/* how */

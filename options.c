@@ -23,7 +23,7 @@ enum {
 	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_LIST, OPT_CIRCUIT_RESET, OPT_STORE, OPT_STORE_TIMEOUT,
 	OPT_STORE_FAIL, OPT_METRICS, OPT_ON_RETRY, OPT_ON_GIVEUP,
 	OPT_ON_SUCCESS, OPT_HOOK_GRACE, OPT_RESET_AFTER, OPT_HINT_FROM_STDERR, OPT_SHARE_STDIN,
-	OPT_CI, OPT_MIN_TIME, OPT_BUDGET_MIN
+	OPT_CI, OPT_MIN_TIME, OPT_BUDGET_MIN, OPT_HTTP_4XX
 };
 
 /*
@@ -60,6 +60,7 @@ const char help_text[] =
     "  -x, --stop-on CODES   never retry these, even when listed by --on\n"
     "      --on-output RE    also retry when a line of output matches RE\n"
     "      --stop-on-output RE  never retry when a line of output matches RE\n"
+    "      --http-4xx MODE   stop or retry on an HTTP 4xx in the hint (stop)\n"
     "  -K, --key TOKEN       idempotency key for every attempt (a new UUID)\n"
     "Circuit breaker and retry budget shared by runs of NAME (retry-circuit(7)):\n"
     "      --circuit NAME --trip N|P%/M --cool DUR --budget N/DUR|P%/DUR\n"
@@ -115,6 +116,7 @@ static const struct option longopts[] = {
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "hint-from-stderr", no_argument,	NULL, OPT_HINT_FROM_STDERR },
 	{ "hook-grace",	required_argument,	NULL, OPT_HOOK_GRACE },
+	{ "http-4xx",	required_argument,	NULL, OPT_HTTP_4XX },
 	{ "jitter",	required_argument,	NULL, 'j' },
 	{ "key",	required_argument,	NULL, 'K' },
 	{ "kill-after",	required_argument,	NULL, 'k' },
@@ -511,6 +513,10 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 		return parse_ci(arg, &p->ci);
 	case OPT_MIN_TIME:
 		return positive_duration(arg, &p->min_time);
+	case OPT_HTTP_4XX:
+		p->http_4xx_retry = strcmp(arg, "retry") == 0;
+		return p->http_4xx_retry || strcmp(arg, "stop") == 0 ? NULL :
+		    "must be stop or retry";
 	case OPT_CIRCUIT:
 	case OPT_CIRCUIT_STATUS:
 	case OPT_CIRCUIT_RESET:

@@ -20,6 +20,10 @@ const struct outcome_row outcome_table[NOUTCOMES] = {
 	    1 },
 	[NOT_RETRYABLE] = { "status not retryable", NULL, "not_retryable",
 	    EXIT_LAST, PASSES_NEVER, 1 },
+	/* Apart from NOT_RETRYABLE for its last line, which names the HTTP
+	 * status; the report's key is the same. */
+	[HTTP_REFUSED] = { "HTTP status not retryable", NULL, "not_retryable",
+	    EXIT_LAST, PASSES_NEVER, 1 },
 	/* -o 0 retries a success: one at the end has nothing to give up. */
 	[EXHAUSTED] = { "attempts used up", NULL, "attempts_exhausted",
 	    EXIT_LAST, PASSES_UNMATCHED, 1 },

@@ -448,6 +448,8 @@ utf8_length(const unsigned char *s)
 	return n;
 }
 
+/* ---- Hints: Retry-After values and HTTP answers ------------------------ */
+
 static const char *const month_names[] = {
 	"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 	"Nov", "Dec",
@@ -489,6 +491,38 @@ parse_http_date(const char *s, int64_t *unix_sec)
 	return 1;
 }
 
+/* A day, in ns: how far back a RateLimit-Reset may lie and be a time. */
+#define RESET_TIME_SLACK	(86400 * NS_PER_SEC)
+
+/* The headers that a hint reads, and what each tells. */
+enum hint_kind { RETRY_AFTER, RESET, REMAINING };
+
+static const struct hint_header {
+	const char	*name;		/* as the note of a delay shows it */
+	enum hint_kind	 kind;
+} hint_headers[] = {
+	{ "Retry-After", RETRY_AFTER },
+	{ "RateLimit-Reset", RESET },		/* the IETF draft's, GitLab's */
+	{ "X-RateLimit-Reset", RESET },		/* GitHub's, GitLab's */
+	{ "RateLimit-Remaining", REMAINING },
+	{ "X-RateLimit-Remaining", REMAINING },
+};
+#define NHINT_HEADERS	(sizeof(hint_headers) / sizeof(hint_headers[0]))
+
+/* A value's bytes text[0, *len) without the white space (and CR) around. */
+static const char *
+trim(const char *text, size_t *len)
+{
+	while (*len > 0 && (*text == ' ' || *text == '\t')) {
+		text++;
+		(*len)--;
+	}
+	while (*len > 0 && (text[*len - 1] == ' ' ||
+	    (text[*len - 1] >= '\t' && text[*len - 1] <= '\r')))
+		(*len)--;
+	return text;
+}
+
 /*
  * One Retry-After value: seconds, a DUR or an HTTP-date, white space
  * around it ignored.  Returns NULL with the delay from now_ns (Unix time
@@ -501,13 +535,7 @@ parse_hint_value(const char *text, size_t len, int64_t now_ns,
 	char buf[128];
 	int64_t when;
 
-	while (len > 0 && (*text == ' ' || *text == '\t')) {
-		text++;
-		len--;
-	}
-	while (len > 0 && (text[len - 1] == ' ' || (text[len - 1] >= '\t' &&
-	    text[len - 1] <= '\r')))
-		len--;
+	text = trim(text, &len);
 	if (len == 0)
 		return "empty";
 	if (len >= sizeof(buf))
@@ -530,60 +558,282 @@ parse_hint_value(const char *text, size_t len, int64_t now_ns,
 }
 
 /*
- * A header of an HTTP response, "Name: value" (Name a token), or its
- * status line: no hint, unless it is Retry-After, whose value *value gets.
+ * One RateLimit-Reset or X-RateLimit-Reset value: seconds from now, as
+ * the IETF draft sends it, or a Unix time, as GitHub and GitLab do.  A
+ * number larger than now less a day is a time: no server asks for a wait
+ * of decades, and a reset just past, or from a server whose clock is
+ * behind ours, still reads as a time (past, so no hint), not as decades
+ * of seconds.  Returns NULL with the delay from now_ns, or why it is no
+ * hint.
+ */
+static const char *
+parse_reset_value(const char *text, size_t len, int64_t now_ns,
+    int64_t *delay)
+{
+	char buf[32];
+	int64_t v;
+
+	text = trim(text, &len);
+	if (len == 0)
+		return "empty";
+	if (len >= sizeof(buf))
+		return "too long";
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	if (buf[0] == '-')
+		return "negative";
+	if (!parse_unix_time(buf, &v))
+		return "neither seconds nor a Unix time";
+	if (v > now_ns - RESET_TIME_SLACK) {
+		if (v <= now_ns)
+			return "a Unix time that has passed";
+		v -= now_ns;
+	} else if (v == 0)
+		return "zero";
+	*delay = v > DUR_MAX ? DUR_MAX : v;
+	return NULL;
+}
+
+/* A RateLimit-Remaining value of 0: the limit is spent. */
+static int
+spent(const char *text, size_t len)
+{
+	size_t i;
+
+	text = trim(text, &len);
+	for (i = 0; i < len; i++)
+		if (text[i] != '0')
+			return 0;
+	return len > 0;
+}
+
+/*
+ * The status of an HTTP status line, "HTTP/1.1 404 Not Found" or
+ * "HTTP/2 429" (HTTP/2 and 3 have no reason phrase), 100 to 599; 0 when
+ * line[0, len) is none.
  */
 static int
-header_line(const char *line, size_t len, const char **value)
+status_of(const char *line, size_t len)
 {
-	size_t n = strspn(line, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST"
-	    "UVWXYZ0123456789!#$%&'*+-.^_`|~");
+	const char *s, *end = line + len;
+	int status = 0, i;
 
-	*value = NULL;
-	if (len >= 5 && strncmp(line, "HTTP/", 5) == 0)
-		return 1;
-	if (n == 0 || n >= len || line[n] != ':')
+	if (len < 6 || strncmp(line, "HTTP/", 5) != 0 || !is_digit(line[5]))
 		return 0;
-	if (n == 11 && strncasecmp(line, "Retry-After", 11) == 0)
-		*value = line + n + 1;
+	s = line + 6;
+	if (end - s >= 2 && s[0] == '.' && is_digit(s[1]))
+		s += 2;
+	if (s == end || *s++ != ' ')
+		return 0;
+	for (i = 0; i < 3; i++, s++) {
+		if (s == end || !is_digit(*s))
+			return 0;
+		status = status * 10 + (*s - '0');
+	}
+	if (s < end && *s != ' ' && *s != '\r')
+		return 0;
+	return status >= 100 && status <= 599 ? status : 0;
+}
+
+/* A character of an HTTP token, as a header's name is (RFC 9110, 5.6.2). */
+static int
+is_tchar(char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'z') ||
+	    (c >= 'A' && c <= 'Z') || (c != '\0' &&
+	    strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/*
+ * A header "Name: value" in line[0, len), which need not end there: 1,
+ * with its value in *value and, in *h, the entry of hint_headers that it
+ * is (the name in any case), or NULL for another header; else 0.
+ */
+static int
+header(const char *line, size_t len, const struct hint_header **h,
+    const char **value)
+{
+	size_t n, i;
+
+	*h = NULL;
+	for (n = 0; n < len && is_tchar(line[n]); n++)
+		continue;
+	if (n == 0 || n == len || line[n] != ':')
+		return 0;
+	*value = line + n + 1;
+	for (i = 0; i < NHINT_HEADERS; i++)
+		if (strlen(hint_headers[i].name) == n &&
+		    strncasecmp(line, hint_headers[i].name, n) == 0)
+			*h = &hint_headers[i];
 	return 1;
 }
 
 /*
- * What an attempt wrote to RETRY_AFTER_FILE: a value alone, values a line
- * each (a wrapper's sed of the headers through a redirect), or the
- * headers as curl -D writes them.  The last line that is a hint counts.
- * Returns NULL with its delay, or why there is none: that of the last
- * value, or "empty", or "no Retry-After header".
+ * What a line of an attempt's stderr is to a hint: a status line, one of
+ * the headers that a hint reads, or neither; line[0, len) need not end
+ * there.  relay.c keeps what matters for --hint-from-stderr by it, so
+ * that the names are known here alone.
  */
-const char *
-parse_hint(const char *text, int64_t now_ns, int64_t *delay)
+enum hint_line
+hint_line(const char *line, size_t len)
 {
-	const char *line, *end, *value, *why = NULL, *last = NULL;
-	int64_t d;
-	int headers = 0;
+	const struct hint_header *h;
+	const char *value;
 
+	if (status_of(line, len) != 0)
+		return HINT_LINE_STATUS;
+	return header(line, len, &h, &value) && h != NULL ? HINT_LINE_HEADER :
+	    HINT_LINE_OTHER;
+}
+
+/*
+ * Where the last response in text begins: at its status line, whose
+ * status *status gets; at text, with 0, when there is no status line.
+ * curl -D writes every response it gets (a 100 Continue, the redirects,
+ * the last), and only the last is the answer to the request.
+ */
+static const char *
+last_response(const char *text, int *status)
+{
+	const char *line, *end, *start = text;
+	int s;
+
+	*status = 0;
 	for (line = text; *line != '\0'; line = *end != '\0' ? end + 1 : end) {
 		end = line + strcspn(line, "\n");
-		if (header_line(line, (size_t)(end - line), &value)) {
-			headers = 1;
-			if (value == NULL)
-				continue;
-		} else
-			value = line;
-		why = parse_hint_value(value, (size_t)(end - value), now_ns, &d);
-		if (why == NULL) {
-			*delay = d;
-			last = value;
-		} else if (strcmp(why, "empty") == 0 && value == line)
-			why = NULL;	/* a blank line between others */
+		if ((s = status_of(line, (size_t)(end - line))) != 0) {
+			start = line;
+			*status = s;
+		}
 	}
-	if (last != NULL)
-		return NULL;
-	if (why != NULL)
-		return why;
-	return headers ? "no Retry-After header" : "empty";
+	return start;
 }
+
+/* The good values of one kind so far, the last of them kept. */
+struct found {
+	int64_t		 delay;
+	const char	*from;		/* the header that gave it, or NULL */
+	const char	*why;		/* why the last bad one is no hint */
+};
+
+/* What the lines of the last response, or of a text without one, tell. */
+struct reading {
+	int64_t		 now_ns;
+	int		 in_response;	/* after a status line: no value alone */
+	struct found	 after;		/* Retry-After, or values alone */
+	struct found	 reset;		/* RateLimit-Reset, X-RateLimit-Reset */
+	int		 spent;		/* a remaining count of 0 */
+	int		 asked;		/* a Retry-After header, good or bad */
+	int		 headers;	/* a status line or a header */
+};
+
+static void
+keep(struct found *f, const char *why, int64_t delay, const char *from)
+{
+	if (why != NULL) {
+		f->why = why;
+		return;
+	}
+	f->delay = delay;
+	f->from = from;
+}
+
+/* A value alone on its line: a hint, as a Retry-After's value is. */
+static void
+read_value(struct reading *rd, const char *line, size_t len)
+{
+	const char *why;
+	int64_t d = 0;
+
+	/* In a response, a line that is no header is no value either. */
+	if (rd->in_response)
+		return;
+	why = parse_hint_value(line, len, rd->now_ns, &d);
+	/* A blank line between others says nothing. */
+	if (why == NULL || strcmp(why, "empty") != 0)
+		keep(&rd->after, why, d, "Retry-After");
+}
+
+/* One line of the last response, or of a text without one. */
+static void
+read_line(struct reading *rd, const char *line, size_t len)
+{
+	const struct hint_header *h;
+	const char *value, *why;
+	int64_t d = 0;
+
+	if (len >= 5 && strncmp(line, "HTTP/", 5) == 0) {
+		rd->headers = 1;	/* its status line, or one unknown */
+		return;
+	}
+	if (!header(line, len, &h, &value)) {
+		read_value(rd, line, len);
+		return;
+	}
+	rd->headers = 1;
+	len -= (size_t)(value - line);
+	if (h == NULL)
+		return;
+	switch (h->kind) {
+	case RETRY_AFTER:
+		rd->asked = 1;
+		why = parse_hint_value(value, len, rd->now_ns, &d);
+		keep(&rd->after, why, d, h->name);
+		break;
+	case RESET:
+		why = parse_reset_value(value, len, rd->now_ns, &d);
+		keep(&rd->reset, why, d, h->name);
+		break;
+	case REMAINING:
+		rd->spent |= spent(value, len);
+		break;
+	}
+}
+
+/*
+ * What an attempt wrote to RETRY_AFTER_FILE (or --hint-from-stderr
+ * kept): a value alone, values a line each (a wrapper's sed of the
+ * headers through a redirect), or HTTP responses as curl -D writes them,
+ * of which the last counts.  Into *h: that response's status; whether it
+ * asks to be called again later (429, a Retry-After, or a remaining count
+ * of 0, as GitHub's 403 for a spent rate limit has); and the delay, from
+ * the last good Retry-After or value alone, else, in a rate limit (429,
+ * or a limit spent), from the last good reset, which GitHub sends with
+ * every response; or why there is none: that of the last bad value, or
+ * "empty" (nothing said), or "no Retry-After header".
+ */
+void
+parse_hint(const char *text, int64_t now_ns, struct hint *h)
+{
+	struct reading rd;
+	const char *line, *end;
+	int limited;
+
+	memset(h, 0, sizeof(*h));
+	memset(&rd, 0, sizeof(rd));
+	rd.now_ns = now_ns;
+	line = last_response(text, &h->status);
+	rd.in_response = h->status != 0;
+	for (; *line != '\0'; line = *end != '\0' ? end + 1 : end) {
+		end = line + strcspn(line, "\n");
+		read_line(&rd, line, (size_t)(end - line));
+	}
+	limited = h->status == 429 || rd.spent;
+	h->rate_limited = limited || rd.asked;
+	/* Retry-After wins; a reset of a response that is no rate limit
+	 * is no hint (GitHub's 500 with the hour's reset gets the backoff). */
+	if (rd.after.from == NULL && limited && rd.reset.from != NULL)
+		rd.after = rd.reset;
+	else if (rd.after.from == NULL && limited && rd.after.why == NULL)
+		rd.after.why = rd.reset.why;
+	if ((h->from = rd.after.from) != NULL)
+		h->delay = rd.after.delay;
+	else
+		h->why = rd.after.why != NULL ? rd.after.why : rd.headers ?
+		    "no Retry-After header" : "empty";
+}
+
+/* ---- The circuit's records and names ---------------------------------- */
 
 /*
  * Reads a decimal number at *p, digits only, into *v: -1 when there is

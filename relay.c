@@ -135,20 +135,68 @@ wants_lines(const struct relay *r, const struct pump *p)
 	    (r->stop != NULL && !r->stop_hit) || watches_hint(r, p);
 }
 
+/* --hint-from-stderr: nothing kept, as before an attempt. */
+static void
+forget_hint(struct relay *r)
+{
+	r->hint_len = 0;
+	r->hint_status = 0;
+	r->hint[0] = '\0';
+}
+
 /*
- * --hint-from-stderr: a header "Retry-After: value" (the name in any
- * case) as curl -D /dev/stderr writes it; the line is kept as a hint
- * file's content, for parse_hint() to read later.
+ * --hint-from-stderr: the oldest header kept (after the status line, when
+ * there is one) goes, to make room for a newer one.
+ */
+static void
+forget_oldest_header(struct relay *r)
+{
+	char *from = r->hint, *end = r->hint + r->hint_len, *nl;
+
+	/* Every line kept ends in a newline. */
+	if (r->hint_status && (nl = memchr(from, '\n', r->hint_len)) != NULL)
+		from = nl + 1;
+	if ((nl = memchr(from, '\n', (size_t)(end - from))) == NULL) {
+		forget_hint(r);		/* no header: not reached */
+		return;
+	}
+	memmove(from, nl + 1, (size_t)(end - (nl + 1)));
+	r->hint_len -= (size_t)(nl + 1 - from);
+	r->hint[r->hint_len] = '\0';
+}
+
+/*
+ * --hint-from-stderr: the lines that parse_hint() reads later, as curl -D
+ * /dev/stderr writes them, kept as a hint file's content would be: a
+ * status line begins the text afresh (the last response counts), and a
+ * header that a hint reads is added; hint_line() says which is which, so
+ * that parse.c alone knows the names.  Each is cut at its first NUL (the
+ * text is a C string) and to HINT_LINE_KEPT bytes (too long as a hint
+ * anyway); when the text is full, its oldest header makes room, as the
+ * last of each counts.
  */
 static void
 watch_hint(struct relay *r, const char *s, size_t n)
 {
-	if (n < 12 || strncasecmp(s, "Retry-After:", 12) != 0)
+	enum hint_line kind = hint_line(s, n);
+	const char *nul = memchr(s, '\0', n);
+
+	if (kind == HINT_LINE_OTHER)
 		return;
-	if (n > sizeof(r->hint) - 1)
-		n = sizeof(r->hint) - 1;	/* too long as a hint anyway */
-	memcpy(r->hint, s, n);
-	r->hint[n] = '\0';
+	if (nul != NULL)
+		n = (size_t)(nul - s);
+	if (n > HINT_LINE_KEPT)
+		n = HINT_LINE_KEPT;
+	if (kind == HINT_LINE_STATUS) {
+		r->hint_len = 0;
+		r->hint_status = 1;
+	}
+	while (r->hint_len + n + 1 >= sizeof(r->hint))
+		forget_oldest_header(r);
+	memcpy(r->hint + r->hint_len, s, n);
+	r->hint_len += n;
+	r->hint[r->hint_len++] = '\n';
+	r->hint[r->hint_len] = '\0';
 }
 
 /*
@@ -389,7 +437,7 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 	memset(&r->m_stop, 0, sizeof(r->m_stop));
 	r->on_hit = r->stop_hit = 0;
 	r->hint_watch = hint;
-	r->hint[0] = '\0';
+	forget_hint(r);
 	r->rewind = r->replay = r->in_pipe = r->source_eof = 0;
 	r->bound = 0;
 	r->cut = r->spill_error = r->unkept = 0;
@@ -490,7 +538,7 @@ relay_prepare(struct relay *r)
 	int fds[2], matching = r->on != NULL || r->stop != NULL;
 
 	r->on_hit = r->stop_hit = 0;
-	r->hint[0] = '\0';
+	forget_hint(r);
 	line_reset(&r->out);
 	line_reset(&r->err);
 	if (r->rewind && lseek(STDIN_FILENO, r->start_offset, SEEK_SET) == -1)
@@ -1311,7 +1359,10 @@ relay_output_done(const struct relay *r)
 	    r->err.from == -1 && !pump_blocked(&r->err);
 }
 
-/* --hint-from-stderr: the last Retry-After line of the attempt, or NULL. */
+/*
+ * --hint-from-stderr: the attempt's last status line and the headers of a
+ * hint after it, a line each, or NULL when it wrote none.
+ */
 const char *
 relay_hint(const struct relay *r)
 {

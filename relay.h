@@ -20,6 +20,8 @@
 #define CHUNK		65536	/* one read or write: a default Linux pipe */
 #define RELAY_NFDS	4	/* most descriptors relay_poll() fills */
 #define REPLAY_BOUND	(16 << 20)	/* kept of a piped stdin without -I */
+#define HINT_KEPT	1024	/* --hint-from-stderr: the lines kept */
+#define HINT_LINE_KEPT	255	/* of each line, at most */
 
 /*
  * What the attempts get of a standard input that is a pipe or a socket
@@ -64,7 +66,10 @@ struct relay {
 	struct matcher	 m_on, m_stop;	/* the same, and how to go faster */
 	int		 on_hit, stop_hit;
 	int		 hint_watch;	/* --hint-from-stderr */
-	char		 hint[256];	/* the attempt's last Retry-After line */
+	char		 hint[HINT_KEPT];	/* the attempt's last status line
+					   and hint headers after it */
+	size_t		 hint_len;
+	int		 hint_status;	/* hint begins with a status line */
 
 	int		 rewind;	/* stdin is a regular file */
 	off_t		 start_offset;

@@ -452,6 +452,7 @@ may_start(const struct policy *p, struct run *r)
 	return o;
 }
 
+static int	 failed_to_retry(const struct policy *, const struct run *);
 static int	 retryable(const struct policy *, const struct run *);
 
 /* No room for the command to start (EAGAIN, ENOMEM): a failed attempt. */
@@ -487,8 +488,9 @@ tell_turn(const struct policy *p, const struct run *r, const struct gate *g)
 /*
  * With --circuit: the attempt's end counts for every run of the name, a
  * success or a failure of the downstream; one that is not its failure
- * (not retryable) counts for nothing.  Interrupted, the run ends now, not
- * after a wait for the record's lock.
+ * (not retryable: a refused HTTP 4xx is the downstream's answer) counts
+ * for nothing.  Interrupted, the run ends now, not after a wait for the
+ * record's lock.
  */
 static void
 count_for_circuit(const struct policy *p, struct run *r)
@@ -531,6 +533,38 @@ known_last(const struct policy *p, const struct run *r, int64_t now)
 		return 0;
 	(void)backoff_next(&b, &g, &st);	/* only its band is wanted */
 	return st.lo >= r->start_by - now;
+}
+
+/*
+ * What the attempt said of a retry, into r->hint as it ends, before it is
+ * judged or counted: what it wrote to RETRY_AFTER_FILE (read once, and
+ * removed), else, with --hint-from-stderr, the lines of its last HTTP
+ * response on its stderr.  Read only when its status or output would
+ * retry it, but whatever follows: so a 4xx on the last attempt is still
+ * named, and a refused one counts for nothing in --circuit.  A date or a
+ * reset time counts from here: the circuit's step before the wait may
+ * lengthen the wait by its own time, never shorten it.
+ */
+static void
+read_hint(const struct policy *p, struct run *r)
+{
+	static char buf[HINT_MAX + 1];	/* headers of a few responses */
+	const char *text;
+
+	memset(&r->hint, 0, sizeof(r->hint));
+	r->hint.why = "empty";
+	r->hint_unread = NULL;
+	if (!failed_to_retry(p, r))
+		return;		/* the run ends: clean_up() removes the file */
+	text = hint_read(buf, sizeof(buf), &r->hint_unread);
+	if (text != NULL && strlen(text) == sizeof(buf) - 1) {
+		r->hint.why = "too long";
+		return;
+	}
+	if (text == NULL && relaying)
+		text = relay_hint(&io);
+	if (text != NULL)	/* else nothing said: the usual case */
+		parse_hint(text, realtime_now(), &r->hint);
 }
 
 /*
@@ -580,13 +614,14 @@ run_attempt(const struct policy *p, struct run *r)
 	/* --reset-after: a long healthy run is no part of a crash loop. */
 	r->reset = p->reset_after != 0 && r->ended - r->began >= p->reset_after;
 	tell_kind(ATTEMPT_ENDS, p, r);
+	read_hint(p, r);
 	if (p->circuit != NULL)
 		count_for_circuit(p, r);
 }
 
-/* By its status or its output, the attempt failed in a way worth retrying. */
+/* By its status or its output alone, the attempt failed so as to retry. */
 static int
-retryable(const struct policy *p, const struct run *r)
+failed_to_retry(const struct policy *p, const struct run *r)
 {
 	if (r->end.error != 0)
 		return shortage(r->end.error);
@@ -594,6 +629,30 @@ retryable(const struct policy *p, const struct run *r)
 		return 0;
 	return r->on_hit || (codes_has(&p->on, r->status) &&
 	    !codes_has(&p->stop_on, r->status));
+}
+
+/*
+ * The attempt's hint is an HTTP answer that the same request would get
+ * again (--http-4xx stop): a 4xx, the request refused as it is; but not
+ * 408 (Request Timeout), 425 (Too Early), 429 (Too Many Requests) or a
+ * rate limit (a Retry-After, or a remaining count of 0: GitHub answers a
+ * spent limit with 403), which ask to be called again later.
+ */
+static int
+http_refused(const struct policy *p, const struct run *r)
+{
+	int s = r->hint.status;
+
+	return !p->http_4xx_retry && s >= 400 && s <= 499 && s != 408 &&
+	    s != 425 && s != 429 && !r->hint.rate_limited;
+}
+
+/* By its status, output and hint, the attempt failed in a way worth
+ * retrying: the one place that says so. */
+static int
+retryable(const struct policy *p, const struct run *r)
+{
+	return failed_to_retry(p, r) && !http_refused(p, r);
 }
 
 /* After an attempt: may another follow, or why not. */
@@ -613,7 +672,8 @@ judge_attempt(const struct policy *p, const struct run *r)
 	    r->status == 128 + SIGPIPE) && relay_reader_gone(STDOUT_FILENO))
 		return READER_GONE;
 	if (!retryable(p, r))
-		return r->status == 0 ? SUCCEEDED : NOT_RETRYABLE;
+		return http_refused(p, r) ? HTTP_REFUSED : r->status == 0 ?
+		    SUCCEEDED : NOT_RETRYABLE;
 	if (p->attempts != 0 && r->attempt >= p->attempts && !r->reset)
 		return EXHAUSTED;
 	/* The next would run on less input than this one had, unasked. */
@@ -624,63 +684,38 @@ judge_attempt(const struct policy *p, const struct run *r)
 }
 
 /*
- * What the attempt said of the delay: what it wrote to RETRY_AFTER_FILE,
- * else, with --hint-from-stderr, the last Retry-After header on its
- * stderr; in text, NUL-terminated.  NULL when it said nothing.
- */
-static const char *
-hint_text(char *text, size_t size)
-{
-	const char *why, *header;
-
-	if (hint_read(text, size, &why) != NULL)
-		return text;
-	if (why != NULL)	/* else none: the usual case */
-		detail("Retry-After hint not used: %s", why);
-	if (!relaying || (header = relay_hint(&io)) == NULL)
-		return NULL;
-	(void)snprintf(text, size, "%s", header);
-	return text;
-}
-
-/*
- * A delay that the attempt gave (hint_text) replaces the backoff
+ * A delay that the attempt gave (read_hint) replaces the backoff
  * in r->delay, with up to 10 % more so that clients told the same second
  * do not return together, and at most the cap; but a hint that passes the
  * last time an attempt may start (room from now) stays whole, so that the
- * run ends as it would for a backoff that long.  Returns 1 if so; *note gets what the message
- * should add.
+ * run ends as it would for a backoff that long.  Returns 1 if so; *note
+ * gets what the message should add.  -v says why a hint was not used,
+ * said as a wait follows.
  */
 static int
 take_hint(const struct policy *p, struct run *r, int64_t room, char *note,
     size_t size)
 {
-	static char text[HINT_MAX + 1];	/* headers of a few responses */
 	char hint[32], cap[32];
-	const char *why;
-	int64_t delay;
+	int64_t delay = r->hint.delay;
 
 	note[0] = '\0';
-	if (hint_text(text, sizeof(text)) == NULL)
-		return 0;
-	if (strlen(text) == sizeof(text) - 1)
-		why = "too long";
-	else
-		why = parse_hint(text, realtime_now(), &delay);
-	if (why != NULL) {
+	if (r->hint_unread != NULL)
+		detail("Retry-After hint not used: %s", r->hint_unread);
+	if (r->hint.why != NULL) {
 		/* An empty file says nothing (curl -D without the header). */
-		if (strcmp(why, "empty") != 0)
-			detail("Retry-After hint not used: %s", why);
+		if (strcmp(r->hint.why, "empty") != 0)
+			detail("Retry-After hint not used: %s", r->hint.why);
 		return 0;
 	}
 	fmt_duration(hint, sizeof(hint), delay);
 	delay += (int64_t)(rng_uniform(&r->aside) * 0.1 * (double)delay);
 	if (delay > p->cap && delay < room) {
-		(void)snprintf(note, size, " (Retry-After %s, cut to the cap %s)",
-		    hint, fmt_duration(cap, sizeof(cap), p->cap));
+		(void)snprintf(note, size, " (%s %s, cut to the cap %s)",
+		    r->hint.from, hint, fmt_duration(cap, sizeof(cap), p->cap));
 		delay = p->cap;
 	} else
-		(void)snprintf(note, size, " (Retry-After %s)", hint);
+		(void)snprintf(note, size, " (%s %s)", r->hint.from, hint);
 	r->delay = delay;
 	return 1;
 }
@@ -708,7 +743,7 @@ run_hook(const struct event *ev, enum hook which)
 static enum outcome
 sleep_before_retry(const struct policy *p, struct run *r)
 {
-	char hint[64];
+	char hint[128];
 	struct step st;
 	struct event ev;
 	int64_t now = monotonic_now(), later;

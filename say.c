@@ -428,6 +428,10 @@ say_why(const struct policy *p, const struct run *r, const struct verdict *v)
 		say("%s %s; giving up: status %d is not retryable", label, end,
 		    r->status);
 		break;
+	case HTTP_REFUSED:
+		say("%s %s; giving up: HTTP %d is not retried; --http-4xx retry "
+		    "to retry it", label, end, r->hint.status);
+		break;
 	case EXHAUSTED:	/* -o 0 retries a success: nothing to give up */
 		say("%s %s; %sno attempts left", label, end,
 		    v->passed ? "" : "giving up: ");

@@ -11,9 +11,10 @@ _retry_shorts=(-b -c -D -f -h -I -j -K -k -n -O -o -Q -q -s -T -V -v -x)
 _retry_longs=(--attempts --base --budget --budget-min --buffer-stdout --cap --ci
 	--circuit --circuit-list --circuit-reset --circuit-status --cool
 	--deadline --dry-run
-	--factor --help --hint-from-stderr --hook-grace --jitter --key
+	--factor --help --hint-from-stderr --hook-grace --http-4xx --jitter --key
 	--kill-after --max-delay --metrics --min-time --on --on-giveup
-	--on-output --on-retry --on-success --quiet --quiet-unless-failed --replay-stdin --report
+	--on-output --on-retry --on-success --quiet --quiet-unless-failed
+	--replay-stdin --report
 	--reset-after --seed --share-stdin --signal --splay --stop-on
 	--stop-on-output --store --store-fail --store-timeout --timeout --trip
 	--verbose --version)
@@ -58,7 +59,7 @@ _retry_takes_value()
 	-[bcDfjKknosTx] | --attempts | --base | --budget | --budget-min | \
 	--cap | --ci | \
 	--circuit | --circuit-reset | --circuit-status | --cool | --deadline | \
-	--factor | --hook-grace | --jitter | --key | --kill-after | \
+	--factor | --hook-grace | --http-4xx | --jitter | --key | --kill-after | \
 	--max-delay | --metrics | --min-time | --on | --on-giveup | \
 	--on-output | \
 	--on-retry | --on-success | \
@@ -115,6 +116,8 @@ _retry_values()
 		_retry_add "$2" "$3" "${_retry_jitters[@]}" ;;
 	--store-fail)
 		_retry_add "$2" "$3" open closed ;;
+	--http-4xx)
+		_retry_add "$2" "$3" stop retry ;;
 	--ci)
 		_retry_add "$2" "$3" none github gitlab auto ;;
 	-s | --signal)

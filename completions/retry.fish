@@ -7,12 +7,11 @@
 # getopt_long takes an unambiguous abbreviation for the whole name.
 function __retry_takes_value
     set -l name (string replace -r -- '^--' '' $argv[1])
-    set -l valued attempts base budget budget-min cap ci circuit circuit-reset \
-        circuit-status cool deadline factor hook-grace jitter key kill-after \
-        max-delay metrics min-time on on-giveup on-output on-retry \
-        on-success report \
-        reset-after seed signal splay stop-on stop-on-output \
-        store store-fail store-timeout timeout trip
+    set -l valued attempts base budget budget-min cap ci circuit \
+        circuit-reset circuit-status cool deadline factor hook-grace http-4xx \
+        jitter key kill-after max-delay metrics min-time on on-giveup \
+        on-output on-retry on-success report reset-after seed signal splay \
+        stop-on stop-on-output store store-fail store-timeout timeout trip
     set -l all $valued buffer-stdout circuit-list dry-run help \
         hint-from-stderr quiet quiet-unless-failed replay-stdin share-stdin \
         verbose version
@@ -151,6 +150,7 @@ complete -c retry -n $cond -s o -l on -x -d 'Retry these exit statuses (1-124,12
 complete -c retry -n $cond -s x -l stop-on -x -d 'Never retry these exit statuses'
 complete -c retry -n $cond -l on-output -x -d 'Also retry when a line of output matches RE'
 complete -c retry -n $cond -l stop-on-output -x -d 'Never retry when a line of output matches RE'
+complete -c retry -n $cond -l http-4xx -xa "stop\t'end the run on a 4xx that is no rate limit' retry\t'retry a 4xx as any other failure'" -d 'What an HTTP 4xx in the hint does (stop)'
 complete -c retry -n $cond -s K -l key -x -d 'Idempotency key for every attempt'
 # Many runs, one downstream.
 complete -c retry -n $cond -l circuit -xa '(__retry_circuits)' -d 'Share a circuit breaker and budget with runs of NAME'

@@ -40,11 +40,12 @@ changes() {
 	cat trace2
 	[ -z "$(changes trace1)" ]
 	[ -z "$(changes trace2)" ]
-	# After each failed attempt, one look for a hint, which is not there;
-	# at the end, one more (a stat) for what the last attempt may have left.
+	# After each failed attempt, the last too (its hint may be a 4xx to
+	# name), one look for a hint, which is not there; at the end, one more
+	# (a stat) for what an attempt not read may have left.
 	local pid
 	pid=$(head -n 1 trace2 | awk '{ print $1 }')
-	[ "$(grep -cE "^$pid +openat\([0-9]+, \"[0-9]+-[0-9a-f]{16}\".* = -1 ENOENT" trace2)" -eq 2 ]
+	[ "$(grep -cE "^$pid +openat\([0-9]+, \"[0-9]+-[0-9a-f]{16}\".* = -1 ENOENT" trace2)" -eq 3 ]
 	[ "$(grep -cE "^$pid +newfstatat\([0-9]+, \"[0-9]+-[0-9a-f]{16}\".* = -1 ENOENT" trace2)" -eq 1 ]
 }
 

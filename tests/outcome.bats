@@ -165,6 +165,13 @@ run_ends() {
 	    "last:a status that is not to be retried" -- -n 3 -x 3 sh -c 'exit 3'
 }
 
+@test "outcome HTTP refused: the status, not_retryable, 'HTTP 404 is not retried'" {
+	run_ends 22 not_retryable \
+	    '^retry: attempt 1/3 failed with exit 22; giving up: HTTP 404 is not retried; --http-4xx retry to retry it$' \
+	    "last:or an HTTP 4xx" -- -n 3 sh -c \
+	    'printf "HTTP/1.1 404 Not Found\r\n\r\n" >"$RETRY_AFTER_FILE"; exit 22'
+}
+
 @test "outcome attempts exhausted: the status, attempts_exhausted, 'no attempts left'" {
 	run_ends 1 attempts_exhausted \
 	    '^retry: attempt 2/2 failed with exit 1; giving up: no attempts left$' \
