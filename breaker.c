@@ -40,10 +40,12 @@
  *   count, nth (from 0, oldest first), last (0 when none) and since (how
  *   many are after E) read it, add puts a time at its end;
  * - the first attempts, counts per part of the window, each part known
- *   by the time it begins, oldest first: tally counts one in the part
- *   that begins at E (a new one after the last, the oldest of
- *   FIRSTS_MAX dropped), shed drops the parts that begin at or before E,
- *   firsts adds up those that begin after E;
+ *   by the time it begins (a whole number), oldest first: tally counts
+ *   one in the part that begins at E, a new one after the last (the
+ *   oldest of FIRSTS_MAX dropped), or the last when E is not after it (a
+ *   window changed, a clock gone back), so they stay oldest first; shed
+ *   drops the parts that begin at or before E, firsts adds up those that
+ *   begin after E;
  * - the marks, 1 for a failed attempt and 0 for another, the last
  *   MARKS_MAX, oldest first: mark adds E, seen counts them, failed
  *   counts the 1s among the last E, forget drops them all.
@@ -108,7 +110,7 @@ static const char *const rule_text[] = {
 	"        (/ window 10))))",
 	"    (add (max now (last)))))",
 	"  (if (and (not retry) (~= share 0))",
-	"    (tally (* (floor (/ now (/ window 10))) (/ window 10))))",
+	"    (tally (floor (* (floor (/ now (/ window 10))) (/ window 10)))))",
 	"  (if (~= s 0) (seq (set s 2) (return 1 0)))",
 	"  (return 0 0)))",
 	/*
@@ -619,8 +621,9 @@ append(struct run *r)
 
 /*
  * A first attempt in the part of the window that begins at t: counted in
- * the last part when that is the one, else in a new one after it, the
- * oldest dropped when FIRSTS_MAX are kept.
+ * the last part when t is not after it (the same part, or a window that
+ * changed or a clock that went back: the parts stay oldest first), else
+ * in a new one after it, the oldest dropped when FIRSTS_MAX are kept.
  */
 static void
 tally(struct run *r, double t)
@@ -629,7 +632,7 @@ tally(struct run *r, double t)
 	int64_t at = (int64_t)t;
 
 	r->listed = 1;
-	if (s->nfirsts > 0 && s->first_at[s->nfirsts - 1] == at) {
+	if (s->nfirsts > 0 && s->first_at[s->nfirsts - 1] >= at) {
 		if (s->first_n[s->nfirsts - 1] < COUNT_MAX)
 			s->first_n[s->nfirsts - 1]++;
 		return;

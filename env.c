@@ -349,8 +349,35 @@ hint_remove(void)
 }
 
 /*
+ * The end of the file fd of status st into buf, at most size - 1 bytes:
+ * of a longer file, the lines that begin in its last size - 1 bytes,
+ * since the last response of the headers counts (curl -D writes every
+ * redirect's first, and a long one could hide the last).  The bytes read,
+ * or -1 with errno.
+ */
+static ssize_t
+read_tail(int fd, const struct stat *st, char *buf, size_t size)
+{
+	off_t from = st->st_size > (off_t)(size - 1) ?
+	    st->st_size - (off_t)(size - 1) : 0;
+	ssize_t n;
+	char *line;
+
+	while ((n = pread(fd, buf, size - 1, from)) == -1 && errno == EINTR)
+		;
+	if (n <= 0 || from == 0)
+		return n;
+	if ((line = memchr(buf, '\n', (size_t)n)) == NULL)
+		return 0;	/* one line longer than all: no hint in it */
+	n -= line + 1 - buf;
+	memmove(buf, line + 1, (size_t)n);
+	return n;
+}
+
+/*
  * What the last attempt wrote, in buf (NUL-terminated, at most size - 1
- * bytes), or NULL with the reason in *why, NULL when it wrote nothing.
+ * bytes: of a longer file, its last lines), or NULL with the reason in
+ * *why, NULL when it wrote nothing.
  * The file is removed after.  Only a regular file is read, and opening a
  * FIFO with O_NONBLOCK does not wait for a writer: nothing an attempt
  * leaves there can hold retry.
@@ -375,7 +402,7 @@ hint_read(char *buf, size_t size, const char **why)
 		return NULL;
 	}
 	if (fstat(fd, &st) == -1 ||
-	    (S_ISREG(st.st_mode) && (n = read(fd, buf, size - 1)) == -1))
+	    (S_ISREG(st.st_mode) && (n = read_tail(fd, &st, buf, size)) == -1))
 		*why = strerror(errno);
 	else if (!S_ISREG(st.st_mode))
 		*why = "not a regular file";

@@ -21,7 +21,7 @@
 #define VERSION "unknown"
 #endif
 
-#define HINT_MAX	16384	/* a hint file read, at most */
+#define HINT_MAX	16384	/* a hint file read, at most: its last bytes */
 
 static void	 read_command_line(int, char *[], struct policy *);
 static void	 seed_generator(const struct policy *, struct run *);
@@ -557,10 +557,6 @@ read_hint(const struct policy *p, struct run *r)
 	if (!failed_to_retry(p, r))
 		return;		/* the run ends: clean_up() removes the file */
 	text = hint_read(buf, sizeof(buf), &r->hint_unread);
-	if (text != NULL && strlen(text) == sizeof(buf) - 1) {
-		r->hint.why = "too long";
-		return;
-	}
 	if (text == NULL && relaying)
 		text = relay_hint(&io);
 	if (text != NULL)	/* else nothing said: the usual case */

@@ -121,7 +121,7 @@ static const char *const script_head[] = {
 	"end",
 	"function L.tally(t)",
 	"  local p = parts()",
-	"  if #p > 0 and p[#p][1] == t then",
+	"  if #p > 0 and p[#p][1] >= t then",
 	"    p[#p][2] = math.min(p[#p][2] + 1, MAX)",
 	"  else",
 	"    p[#p + 1] = {t, 1}",

@@ -151,6 +151,13 @@ rules() {
 	open half-open-at=500 share=20/3 window=1000 | admit now=600 probe ask=20%/1000 least=3 | probe changed: half-open failures=0 openings=0 share=20/3 window=1000 firsts=600:1
 	# A run of --budget N/DUR counts none, and leaves the share.
 	closed share=20/3 window=1000 firsts=100:1 | admit now=150 ask=5/1000 | go changed: closed failures=0 openings=0 budget=5/1000 firsts=100:1
+	# A window that changed, or a clock gone back: a part that would not
+	# come after the last is the last, and the parts stay oldest first.
+	closed share=20/3 window=100 firsts=1040:2 | admit now=1050 ask=20%/1000 least=3 | go changed: closed failures=0 openings=0 share=20/3 window=1000 firsts=1040:3
+	closed share=20/3 window=1000 firsts=500:1 | admit now=400 ask=20%/1000 least=3 | go changed: closed failures=0 openings=0 share=20/3 window=1000 firsts=500:2
+	# A tenth that is no whole number: a part begins at a whole one, the
+	# same here and in the store's Lua.
+	closed | admit now=1000 ask=20%/999 least=0 | go changed: closed failures=0 openings=0 share=20/0 window=999 firsts=999:1
 	EOF
 }
 

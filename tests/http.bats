@@ -194,6 +194,27 @@ rows() {
 retry: attempt 2/2 failed with exit 22; $REFUSED_404" ]
 }
 
+@test "headers longer than the 16 KiB read: the last response still counts, a 404 after a long redirect ends the run" {
+	# A redirect with a 20 kB header, then the 404, as curl -L -D writes them.
+	run -22 --separate-stderr "$RETRY" -n 3 -b 10ms -- sh -c '
+		{ printf "HTTP/1.1 302 Found\r\nSet-Cookie: %s\r\n\r\n" \
+		    "$(head -c 20000 /dev/zero | tr "\0" x)"
+		  printf "HTTP/1.1 404 Not Found\r\nServer: t\r\n\r\n"
+		} >"$RETRY_AFTER_FILE"
+		echo x >>attempts
+		exit 22'
+	[ "$(wc -l <attempts)" -eq 1 ]
+	[ "$(retry_lines)" = "retry: attempt 1/3 failed with exit 22; $REFUSED_404" ]
+	# And one long line at the end is no hint: the backoff.
+	rm attempts
+	run -1 --separate-stderr "$RETRY" -n 2 -b 10ms -j none -- sh -c '
+		head -c 20000 /dev/zero | tr "\0" 7 >"$RETRY_AFTER_FILE"
+		echo x >>attempts
+		exit 1'
+	[ "$(wc -l <attempts)" -eq 2 ]
+	[ "$(retry_lines | head -1)" = "retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
+}
+
 @test "408, 425 and 429 without a hint are retried after the backoff, as any failure" {
 	serve 408 425 429 200
 	run -0 --separate-stderr "$RETRY" -b 10ms -j none \
