@@ -412,11 +412,6 @@ parse_trip(const char *arg, struct policy *p)
 	return NULL;
 }
 
-/*
- * Stores the value of option c in *p; returns NULL, or why the value is
- * not good.  Repeated --on and --stop-on add up; other options replace.
- */
-
 /* --ci: none, github, gitlab or auto. */
 static const char *
 parse_ci(const char *arg, enum ci_format *ci)
@@ -453,6 +448,10 @@ ci_of_environment(void)
 	return CI_NONE;
 }
 
+/*
+ * Stores the value of option c in *p; returns NULL, or why the value is
+ * not good.  Repeated --on and --stop-on add up; other options replace.
+ */
 static const char *
 take_value(int c, const char *arg, struct policy *p, struct codes *on)
 {

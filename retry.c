@@ -420,7 +420,10 @@ out_of_time(struct run *r, int64_t at)
  * Before an attempt: the splay before the first, then the circuit and the
  * budget.  A signal that came meanwhile means no attempt, and so does a
  * clock past the deadline or into its last --min-time, read before the
- * circuit is asked (which would count a first attempt) and after.
+ * circuit is asked (which would count a first attempt) and after: a gate
+ * whose step took the time left has counted an attempt that does not
+ * start (which errs on the side of fewer retries), or given this run a
+ * probe, which goes as the run ends (a lock) or within its lease (a store).
  */
 static enum outcome
 may_start(const struct policy *p, struct run *r)

@@ -107,6 +107,9 @@ attempts_words(char *buf, size_t size, const struct policy *p)
 	if (!p->nested)
 		(void)snprintf(buf, size, "%ld attempt%s (0: no limit)",
 		    p->attempts, s);
+	else if (!p->attempts_given && m == 1)
+		(void)snprintf(buf, size, "1 attempt, and the outer retry makes 1: "
+		    "none is retried (-n to retry here)");
 	else if (!p->attempts_given)
 		(void)snprintf(buf, size, "1 attempt: the outer retry retries "
 		    "(-n to retry here too)");

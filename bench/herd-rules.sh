@@ -296,7 +296,7 @@ else
 	if [ -z "$redis_note" ]; then
 		say "the same through Redis, on a Unix socket"
 		crowd_table="$crowd_table
-$(crowd_rows Redis "--store redis+unix://$sock_dir/sock")"
+$(crowd_rows Redis "--store redis+unix://$sock_dir/sock --store-timeout 5s --store-fail closed")"
 		redis_note="The rows \"Redis\": $(redis-server --version | cut -d' ' -f1-3), on the same machine, started by the bench on a Unix socket, emptied (FLUSHALL) before each row."
 	fi
 fi
@@ -346,7 +346,7 @@ N runs at once whose every attempt fails, a fresh state directory (or an
 emptied store) per row, on $crowd_fs (TMPDIR); load average $crowd_load0
 at the start, $crowd_load1 at the end:
 
-    RETRY_STATE_DIR=DIR ./retry -q -n 3 -b 100ms -j none -D 5s --trip 100000 --circuit crowd BUDGET [--store redis+unix://SOCK] -- sh bench/downstream.sh down DIR
+    RETRY_STATE_DIR=DIR ./retry -q -n 3 -b 100ms -j none -D 5s --trip 100000 --circuit crowd BUDGET [--store redis+unix://SOCK --store-timeout 5s --store-fail closed] -- sh bench/downstream.sh down DIR
     BUDGET: --budget 20/1m, or --budget 20%/1m --budget-min 3
 
 Each first attempt waits at a barrier, a FIFO that the bench opens once

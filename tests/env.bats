@@ -275,6 +275,10 @@ derived() {
 	run -0 --separate-stderr env RETRY_ATTEMPT=2 RETRY_MAX_ATTEMPTS=4 \
 	    "$RETRY" -v -n 0 true
 	matches "${stderr_lines[0]}" '^retry: policy: 0 attempts under an outer retry.s 4: no limit, '
+	# An outer run of one attempt retries nothing.
+	run -0 --separate-stderr env RETRY_ATTEMPT=1 RETRY_MAX_ATTEMPTS=1 \
+	    "$RETRY" -v true
+	matches "${stderr_lines[0]}" '^retry: policy: 1 attempt, and the outer retry makes 1: none is retried \(-n to retry here\), '
 	# One that does not say its attempts: no product.
 	run -0 --separate-stderr env RETRY_ATTEMPT=2 RETRY_MAX_ATTEMPTS=x \
 	    "$RETRY" -v -n 3 true

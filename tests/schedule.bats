@@ -230,7 +230,9 @@ retry: attempt 2/5 failed with exit 1; giving up: after a delay of 0.400s, less 
 }
 
 @test "--min-time: a deadline inherited closer than it runs nothing (124); none at all, under an outer retry, and it does nothing, as -v says" {
-	when=$(clock-now -r -s | awk '{ printf "%.3f", $1 + 0.3 }')
+	# 0.9 s: less than --min-time, and more than a loaded machine takes
+	# to start env and retry, so that the deadline has not passed yet.
+	when=$(clock-now -r -s | awk '{ printf "%.3f", $1 + 0.9 }')
 	run -124 --separate-stderr env RETRY_DEADLINE="$when" "$RETRY" \
 	    --min-time 1s --on-retry 'echo retry-hook' \
 	    --on-giveup 'echo giveup-hook >&2' -- sh -c 'echo ran'

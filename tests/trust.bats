@@ -319,6 +319,33 @@ record() {
 		run -0 --separate-stderr "$RETRY" -D 2s --budget 5/1m --circuit g true
 		[ "$stderr" = "retry: circuit g: the record was corrupt; it starts afresh" ]
 	done
+	# The lines of 0.4 (issue 32), out of range or out of order, after a
+	# record that is right.
+	local tail
+	local tails=(
+		"share 1001 3" "share 0 3" "share 20 1001" "share 20"
+		"firsts 17$(printf ' %s 1' $(seq 100 100 1700))"
+		"firsts 0" "firsts 2 200 1 100 1" "firsts 2 100 1 100 1"
+		"firsts 1 100 0" "firsts 1 $far 1" "firsts 2 100 1"
+		"trip 30 4" "trip 101 10" "trip 0 10" "trip 30 101"
+		"marks 3 0101" "marks 3 012" "marks 101 $(printf '1%.0s' $(seq 101))"
+		"marks 0" "runs 1 p"
+	)
+	for tail in "${tails[@]}"; do
+		record closed 0 0 0 0 0 0
+		printf 'runs 1 p\n%s\n' "$tail" >>state/g
+		run -0 --separate-stderr "$RETRY" --circuit-status g
+		echo "$tail: $stderr"
+		[ "$stderr" = "retry: circuit g: the record is corrupt; the next run starts it afresh" ]
+	done
+	# And the same lines in range are read.
+	record closed 0 0 0 0 0 60000000000
+	printf 'runs 1 p\nshare 20 3\nfirsts 2 %s 4 %s 5\ntrip 30 10\nmarks 4 0110\n' \
+	    "$((now - 20000000000))" "$((now - 10000000000))" >>state/g
+	run -0 --separate-stderr "$RETRY" --circuit-status g
+	[ "$stderr" = "" ]
+	[ "${lines[2]}" = "failures:  2 of the last 4 (trips at 30% once 10 are seen)" ]
+	[ "${lines[4]}" = "retries:   0 of 4 allowed (20% of 9 first attempts + 3)" ]
 	# Random bytes after the first line.
 	local i
 	for i in $(seq 1 30); do

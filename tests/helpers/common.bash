@@ -299,7 +299,7 @@ share_herd() {
 	shift 2
 	mkfifo gate
 	: >attempts
-	herd_pids=()
+	herd_pids=() kill_pids=()
 	for ((k = 0; k < n; k++)); do
 		"$RETRY" -q -n 2 -b "$delay" -j none -D 20s --circuit herd \
 		    --trip 100000 --budget 20%/1m --budget-min 0 "$@" -- sh -c '
@@ -318,12 +318,15 @@ share_herd() {
 	[ "$k" -lt 400 ]
 }
 
-# herd_ends: waits for the runs of share_herd.
+# herd_ends: waits for the kills of herd_kills, then for the runs of
+# share_herd.  Until they are waited for here, the runs that have ended
+# are zombies that keep their pids: a kill never reaches another process.
 herd_ends() {
 	local p
-	for p in "${herd_pids[@]}"; do
+	for p in "${kill_pids[@]}" "${herd_pids[@]}"; do
 		wait "$p" || true
 	done
+	kill_pids=()
 }
 
 # herd_kills N SECONDS: N runs of share_herd's, drawn at random, get
@@ -336,5 +339,6 @@ herd_kills() {
 		(sleep "$(awk -v r="$RANDOM" -v s="$2" \
 		    'BEGIN { printf "%.3f", r / 32767 * s }')"
 		    kill -KILL "$p" 2>/dev/null || true) 3>&- &
+		kill_pids+=("$!")
 	done
 }
