@@ -81,7 +81,7 @@ test: retry $(TESTPROGS)
 SCRIPTS = .ci/run tests/run-bats tests/check/* bench/run.sh \
 	tests/helpers/flaky tests/helpers/catch-signal \
 	tests/helpers/count-runs bench/store.sh bench/herd-rules.sh \
-	bench/downstream.sh
+	bench/downstream.sh bench/lib.sh
 FUZZERS = tests/fuzz/duration tests/fuzz/codes tests/fuzz/options \
 	tests/fuzz/pattern tests/fuzz/hint
 CHECKENV = CC='$(CC)' BATS='$(BATS)' SRCS='$(SRCS)' HDRS='$(HDRS)' \

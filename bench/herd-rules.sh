@@ -17,6 +17,8 @@ top=$(pwd)
 bench=$top/bench
 retry=$top/retry
 results=${1-}
+# shellcheck source=bench/lib.sh
+. "$bench/lib.sh"
 heading='## 12. The rules of a shared circuit: the calls a downstream sees (issue 32)'
 
 if [ "${QUICK:-0}" = 1 ]; then
@@ -54,17 +56,6 @@ stop() {
 }
 trap stop EXIT
 trap 'exit 130' INT TERM
-
-loadavg() {
-	cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'
-}
-
-# The type of the file system under a directory, as bench/run.sh finds it.
-fstype() {
-	fs=$(findmnt -n -o FSTYPE -T "$1" 2>/dev/null | head -n 1)
-	[ -n "$fs" ] || fs=$(stat -f -c %T "$1" 2>/dev/null) || fs='?'
-	echo "$fs"
-}
 
 # statuses FILE: the exit statuses listed in FILE, as "14 × 0, 16 × 75".
 statuses() {
@@ -368,24 +359,7 @@ EOF
 
 section >"$work/section.md"
 if [ -n "$results" ]; then
-	# In place of the section an earlier run wrote, up to the next
-	# section; at the end when there is none.
-	if [ -f "$results" ]; then
-		awk -v h="$heading" -v s="$work/section.md" '
-		function put(  l) {
-			while ((getline l <s) > 0)
-				print l
-			done = 1
-		}
-		$0 == h { put(); skip = 1; next }
-		skip && /^## / { skip = 0; print "" }
-		!skip { print }
-		END { if (!done) { print ""; put() } }' "$results" \
-		    >"$work/results.md"
-		cat "$work/results.md" >"$results"
-	else
-		cat "$work/section.md" >"$results"
-	fi
+	put_section "$results" "$heading" "$work/section.md" "$work/results.md"
 	say "written to $results"
 fi
 cat "$work/section.md"

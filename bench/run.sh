@@ -8,6 +8,8 @@ set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
 bench=$top/bench
+# shellcheck source=bench/lib.sh
+. "$bench/lib.sh"
 retry=$top/retry
 
 if [ "${QUICK:-0}" = 1 ]; then
@@ -401,17 +403,6 @@ awk -f "$bench/svg.awk" -v title="The herd: $herd retry processes whose first at
     "$work/herd.data" >"$out/herd.svg"
 
 # --- conditions of the sections below ---------------------------------------
-loadavg() {
-	cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'
-}
-
-# The type of the file system under a directory: findmnt's (util-linux),
-# else stat -f's, which names ext4 ext2/ext3.
-fstype() {
-	fs=$(findmnt -n -o FSTYPE -T "$1" 2>/dev/null | head -n 1)
-	[ -n "$fs" ] || fs=$(stat -f -c %T "$1" 2>/dev/null) || fs='?'
-	echo "$fs"
-}
 
 # Sections 6 to 9 and 11 run in the order 8, 6, 11, 9, 7: the sleeps first, on
 # a machine that nothing of the bench has loaded yet, and last the crowd of

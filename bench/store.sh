@@ -16,6 +16,8 @@ cd "$(dirname "$0")/.."
 top=$(pwd)
 retry=$top/retry
 results=${1-}
+# shellcheck source=bench/lib.sh
+. "$top/bench/lib.sh"
 heading='## 11. The shared store (--store)'
 
 if [ "${QUICK:-0}" = 1 ]; then
@@ -58,7 +60,7 @@ stop() {
 trap stop EXIT
 trap 'exit 130' INT TERM
 
-load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
+load_start=$(loadavg)
 port=$("$proxy" -p)
 redis-server --port "$port" --bind 127.0.0.1 --unixsocket "$work/sock" \
     --unixsocketperm 700 --save '' --appendonly no --dir "$work" \
@@ -219,7 +221,7 @@ capacity_section() {
 	burst none "" >"$work/cap.none"
 	burst one "$tcp" >"$work/cap.one"
 	burst many "$tcp" >"$work/cap.many"
-	cap_load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
+	cap_load=$(loadavg)
 	awk -v n="$cap_procs" -v load="$cap_load" -v cpus="$(nproc)" \
 	    -v none_p50="$(pct 50 "$work/lat.none")" \
 	    -v one="$(cat "$work/cap.one")" -v many="$(cat "$work/cap.many")" \
@@ -297,7 +299,7 @@ while [ "$r" -le "$rounds" ]; do
 	    done)"
 	r=$((r + 1))
 done
-load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
+load_end=$(loadavg)
 
 us() {
 	awk -v ns="$1" 'BEGIN { printf "%.1f µs", ns / 1000 }'
@@ -368,25 +370,8 @@ EOF
 	capacity_section
 } >"$work/section.md"
 if [ -n "$results" ]; then
-	# In place of the section an earlier run wrote, up to the next
-	# section (bench/herd-rules.sh's comes after it); at the end when
-	# there is none.
-	if [ -f "$results" ]; then
-		awk -v h="$heading" -v s="$work/section.md" '
-		function put(  l) {
-			while ((getline l <s) > 0)
-				print l
-			done = 1
-		}
-		$0 == h { put(); skip = 1; next }
-		skip && /^## / { skip = 0; print "" }
-		!skip { print }
-		END { if (!done) { print ""; put() } }' "$results" \
-		    >"$work/results.md"
-		cat "$work/results.md" >"$results"
-	else
-		cat "$work/section.md" >"$results"
-	fi
+	# bench/herd-rules.sh's section comes after this one.
+	put_section "$results" "$heading" "$work/section.md" "$work/results.md"
 	say "written to $results"
 fi
 cat "$work/section.md"
