@@ -524,6 +524,25 @@ trim(const char *text, size_t *len)
 }
 
 /*
+ * A header's value, white space around it left out, into buf as a string
+ * of at most size - 1 bytes; NULL, with why it is no hint in *why, when
+ * it is empty, too long or negative.
+ */
+static const char *
+value_text(const char *text, size_t len, char *buf, size_t size,
+    const char **why)
+{
+	text = trim(text, &len);
+	*why = len == 0 ? "empty" : len >= size ? "too long" :
+	    text[0] == '-' ? "negative" : NULL;
+	if (*why != NULL)
+		return NULL;
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	return buf;
+}
+
+/*
  * One Retry-After value: seconds, a DUR or an HTTP-date, white space
  * around it ignored.  Returns NULL with the delay from now_ns (Unix time
  * in ns), or why it is no hint.
@@ -533,17 +552,11 @@ parse_hint_value(const char *text, size_t len, int64_t now_ns,
     int64_t *delay)
 {
 	char buf[128];
+	const char *why;
 	int64_t when;
 
-	text = trim(text, &len);
-	if (len == 0)
-		return "empty";
-	if (len >= sizeof(buf))
-		return "too long";
-	memcpy(buf, text, len);
-	buf[len] = '\0';
-	if (buf[0] == '-')
-		return "negative";
+	if (value_text(text, len, buf, sizeof(buf), &why) == NULL)
+		return why;
 	if (parse_duration(buf, delay) == NULL)
 		return *delay == 0 ? "zero" : NULL;
 	if (!parse_http_date(buf, &when))
@@ -571,17 +584,11 @@ parse_reset_value(const char *text, size_t len, int64_t now_ns,
     int64_t *delay)
 {
 	char buf[32];
+	const char *why;
 	int64_t v;
 
-	text = trim(text, &len);
-	if (len == 0)
-		return "empty";
-	if (len >= sizeof(buf))
-		return "too long";
-	memcpy(buf, text, len);
-	buf[len] = '\0';
-	if (buf[0] == '-')
-		return "negative";
+	if (value_text(text, len, buf, sizeof(buf), &why) == NULL)
+		return why;
 	if (!parse_unix_time(buf, &v))
 		return "neither seconds nor a Unix time";
 	if (v > now_ns - RESET_TIME_SLACK) {
