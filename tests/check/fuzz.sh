@@ -8,9 +8,11 @@ cd "$(dirname "$0")/../.."
 FUZZCC=${FUZZCC:-clang}	# and its runtime, Debian's libclang-rt-14-dev
 FUZZTIME=${FUZZTIME:-60}
 # The pure parts that the fuzzers drive: tests/fuzz/NAME is fuzz_NAME.c
-# and these (msg.c and its leaves for relay.c's lines on a full TMPDIR).
+# and these (msg.c and its leaves for relay.c's lines on a full TMPDIR;
+# env.c and its own for options.c, which asks it whether the run is an
+# outer retry's attempt).
 linked="options.c parse.c backoff.c url.c relay.c match.c fd.c spool.c msg.c \
-    clock.c"
+    clock.c env.c random.c sha256.c say.c outcome.c"
 for f in $FUZZERS; do
 	main=tests/fuzz/fuzz_${f##*/}.c
 	if [ ! -e "$f" ] ||
