@@ -421,8 +421,18 @@ enum circuit_command {
 enum ci_format { CI_AUTO, CI_NONE, CI_GITHUB, CI_GITLAB };	/* --ci */
 enum verbosity { QUIET, NORMAL, VERBOSE };			/* -q, -v */
 
-/* The hooks, in the order of --on-retry, --on-giveup and --on-success. */
-enum hook { HOOK_RETRY, HOOK_GIVEUP, HOOK_SUCCESS, NHOOKS };
+/*
+ * The hooks, in the order of --on-retry, --on-giveup, --on-success,
+ * --on-start, --on-tolerate and --on-recover.
+ */
+enum hook {
+	HOOK_RETRY, HOOK_GIVEUP, HOOK_SUCCESS, HOOK_START, HOOK_TOLERATE,
+	HOOK_RECOVER, NHOOKS
+};
+/* A run, or --job-status or --job-reset. */
+enum job_command { JOB_RUN, JOB_STATUS, JOB_RESET };
+/* --env-from-hooks: which names RETRY_ENV_FILE may set. */
+enum env_names { ENV_NAMES_SAFE, ENV_NAMES_ALL };
 
 struct pattern {
 	regex_t		 re;
@@ -459,7 +469,7 @@ struct policy {
 	const char	*report;	/* file for the JSON report, "-": stderr */
 	const char	*metrics;	/* file for the Prometheus metrics */
 	enum ci_format	 ci;		/* --ci, auto settled by the environment */
-	const char	*hooks[NHOOKS];	/* --on-retry, --on-giveup, --on-success */
+	const char	*hooks[NHOOKS];	/* --on-retry, ... (enum hook) */
 	int64_t		 hook_grace;	/* ns an end hook may run past -D */
 	int64_t		 reset_after;	/* ns; 0: never */
 	int64_t		 splay;		/* ns; 0: none */
@@ -480,6 +490,11 @@ struct policy {
 	int64_t		 store_timeout;	/* ns */
 	int		 store_closed;	/* --store-fail closed */
 	int		 tunes_store;	/* --store, --store-timeout or -fail */
+	const char	*job;		/* --job NAME (or --metrics'), or NULL */
+	enum job_command job_command;
+	long		 alert_after;	/* --alert-after N; 1: every failure */
+	int		 alert_given;
+	enum env_names	 env_names;	/* --env-from-hooks */
 	enum verbosity	 verbosity;
 	char		**argv;		/* the command; may be empty with dry_run */
 };

@@ -17,13 +17,17 @@
 #include "common.h"
 #include "shared.h"	/* BUDGET_MAX */
 
+#define ALERT_AFTER_MAX	1000	/* --alert-after: failed runs in a row */
+
 enum {
 	OPT_DRY_RUN = 256, OPT_SEED, OPT_ON_OUTPUT, OPT_STOP_ON_OUTPUT,
 	OPT_REPORT, OPT_SPLAY, OPT_CIRCUIT, OPT_TRIP, OPT_COOL, OPT_BUDGET,
 	OPT_CIRCUIT_STATUS, OPT_CIRCUIT_LIST, OPT_CIRCUIT_RESET, OPT_STORE, OPT_STORE_TIMEOUT,
 	OPT_STORE_FAIL, OPT_METRICS, OPT_ON_RETRY, OPT_ON_GIVEUP,
 	OPT_ON_SUCCESS, OPT_HOOK_GRACE, OPT_RESET_AFTER, OPT_HINT_FROM_STDERR, OPT_SHARE_STDIN,
-	OPT_CI, OPT_MIN_TIME, OPT_BUDGET_MIN, OPT_HTTP_4XX
+	OPT_CI, OPT_MIN_TIME, OPT_BUDGET_MIN, OPT_HTTP_4XX, OPT_ON_START,
+	OPT_ON_TOLERATE, OPT_ON_RECOVER, OPT_ALERT_AFTER, OPT_JOB,
+	OPT_JOB_STATUS, OPT_JOB_RESET, OPT_ENV_FROM_HOOKS
 };
 
 /*
@@ -85,10 +89,15 @@ const char help_text[] =
     "      --report FILE     write a JSON report of the run to FILE (- for stderr)\n"
     "      --metrics FILE    write the run's Prometheus metrics to FILE at its end\n"
     "Hooks, each a command for /bin/sh -c:\n"
+    "      --on-start CMD    once, before the first attempt\n"
     "      --on-retry CMD    after a failed attempt, before the next\n"
     "      --on-giveup CMD   once, when the run ends without success\n"
     "      --on-success CMD  once, when the run ends with success\n"
-    "      --hook-grace DUR  time the last two may run past the deadline (10s)\n"
+    "      --hook-grace DUR  time the end hooks may run past the deadline (10s)\n"
+    "      --env-from-hooks MODE  names RETRY_ENV_FILE may set: safe or all (safe)\n"
+    "Failed runs of job NAME that alert only as the Nth in a row (retry-circuit(7)):\n"
+    "      --job NAME --alert-after N --on-tolerate CMD --on-recover CMD\n"
+    "      --job-status NAME --job-reset NAME\n"
 
     "\n"
     "DUR is a number with a unit ms, s, m or h, or several (1m30s); no unit\n"
@@ -97,6 +106,7 @@ const char help_text[] =
     "retry-formats(5) for the report and the metrics.\n";
 
 static const struct option longopts[] = {
+	{ "alert-after", required_argument,	NULL, OPT_ALERT_AFTER },
 	{ "attempts",	required_argument,	NULL, 'n' },
 	{ "base",	required_argument,	NULL, 'b' },
 	{ "budget",	required_argument,	NULL, OPT_BUDGET },
@@ -112,12 +122,16 @@ static const struct option longopts[] = {
 	{ "deadline",	required_argument,	NULL, 'D' },
 	{ "delay",	required_argument,	NULL, 'd' },	/* foreign */
 	{ "dry-run",	no_argument,		NULL, OPT_DRY_RUN },
+	{ "env-from-hooks", required_argument,	NULL, OPT_ENV_FROM_HOOKS },
 	{ "factor",	required_argument,	NULL, 'f' },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "hint-from-stderr", no_argument,	NULL, OPT_HINT_FROM_STDERR },
 	{ "hook-grace",	required_argument,	NULL, OPT_HOOK_GRACE },
 	{ "http-4xx",	required_argument,	NULL, OPT_HTTP_4XX },
 	{ "jitter",	required_argument,	NULL, 'j' },
+	{ "job",	required_argument,	NULL, OPT_JOB },
+	{ "job-reset",	required_argument,	NULL, OPT_JOB_RESET },
+	{ "job-status",	required_argument,	NULL, OPT_JOB_STATUS },
 	{ "key",	required_argument,	NULL, 'K' },
 	{ "kill-after",	required_argument,	NULL, 'k' },
 	{ "max-delay",	required_argument,	NULL, 'c' },
@@ -127,8 +141,11 @@ static const struct option longopts[] = {
 	{ "on",		required_argument,	NULL, 'o' },
 	{ "on-giveup",	required_argument,	NULL, OPT_ON_GIVEUP },
 	{ "on-output",	required_argument,	NULL, OPT_ON_OUTPUT },
+	{ "on-recover",	required_argument,	NULL, OPT_ON_RECOVER },
 	{ "on-retry",	required_argument,	NULL, OPT_ON_RETRY },
+	{ "on-start",	required_argument,	NULL, OPT_ON_START },
 	{ "on-success",	required_argument,	NULL, OPT_ON_SUCCESS },
+	{ "on-tolerate", required_argument,	NULL, OPT_ON_TOLERATE },
 	{ "quiet",	no_argument,		NULL, 'q' },
 	{ "quiet-unless-failed", no_argument,	NULL, 'Q' },
 	{ "replay-stdin", no_argument,		NULL, 'I' },
@@ -448,6 +465,26 @@ ci_of_environment(void)
 	return CI_NONE;
 }
 
+/* The hook that option c names. */
+static enum hook
+hook_of(int c)
+{
+	switch (c) {
+	case OPT_ON_RETRY:
+		return HOOK_RETRY;
+	case OPT_ON_GIVEUP:
+		return HOOK_GIVEUP;
+	case OPT_ON_START:
+		return HOOK_START;
+	case OPT_ON_TOLERATE:
+		return HOOK_TOLERATE;
+	case OPT_ON_RECOVER:
+		return HOOK_RECOVER;
+	default:
+		return HOOK_SUCCESS;
+	}
+}
+
 /*
  * Stores the value of option c in *p; returns NULL, or why the value is
  * not good.  Repeated --on and --stop-on add up; other options replace.
@@ -500,10 +537,30 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 	case OPT_ON_RETRY:
 	case OPT_ON_GIVEUP:
 	case OPT_ON_SUCCESS:
-		p->hooks[c == OPT_ON_RETRY ? HOOK_RETRY : c == OPT_ON_GIVEUP ?
-		    HOOK_GIVEUP : HOOK_SUCCESS] = arg;
+	case OPT_ON_START:
+	case OPT_ON_TOLERATE:
+	case OPT_ON_RECOVER:
+		p->hooks[hook_of(c)] = arg;
 		return arg[strspn(arg, " \t\n")] == '\0' ?
 		    "must not be empty (a command for /bin/sh -c)" : NULL;
+	case OPT_ENV_FROM_HOOKS:
+		p->env_names = strcmp(arg, "all") == 0 ? ENV_NAMES_ALL :
+		    ENV_NAMES_SAFE;
+		return strcmp(arg, "all") == 0 || strcmp(arg, "safe") == 0 ?
+		    NULL : "must be safe or all";
+	case OPT_ALERT_AFTER:
+		p->alert_given = 1;
+		return parse_count(arg, ALERT_AFTER_MAX, &p->alert_after) !=
+		    NULL || p->alert_after == 0 ? "invalid number (1 to 1000)" :
+		    NULL;
+	case OPT_JOB:
+	case OPT_JOB_STATUS:
+	case OPT_JOB_RESET:
+		p->job = arg;
+		p->job_command = c == OPT_JOB_STATUS ? JOB_STATUS :
+		    c == OPT_JOB_RESET ? JOB_RESET : p->job_command;
+		return valid_circuit_name(arg) ? NULL : "invalid name (letters, "
+		    "digits, '.', '_', '-', not beginning with '.')";
 	case OPT_HOOK_GRACE:
 		return parse_duration(arg, &p->hook_grace);
 	case OPT_RESET_AFTER:
@@ -581,6 +638,7 @@ set_defaults(struct policy *p)
 	p->budget_min = 3;
 	p->cool = 30 * NS_PER_SEC;
 	p->store_timeout = NS_PER_SEC / 4;
+	p->alert_after = 1;
 }
 
 /*
@@ -651,6 +709,42 @@ settle_nesting(struct policy *p, int have_n)
 	p->outer_attempts = outer_attempts();
 	if (!have_n)
 		p->attempts = 1;
+}
+
+/*
+ * The job's name, when something keeps its history (--alert-after,
+ * --on-tolerate, --on-recover): --job's, else the base name of --metrics
+ * less ".prom", as a metrics file is commonly named after its job.  Says
+ * what is missing, or NULL.
+ */
+static const char *
+settle_job(struct policy *p)
+{
+	static char name[256];
+	const char *base;
+	size_t len;
+
+	if (p->hooks[HOOK_TOLERATE] != NULL && !p->alert_given)
+		return "--on-tolerate needs --alert-after N: without it, every "
+		    "failed run alerts and none is tolerated";
+	if (p->job != NULL || (!p->alert_given &&
+	    p->hooks[HOOK_RECOVER] == NULL))
+		return NULL;
+	if (p->metrics != NULL) {
+		base = strrchr(p->metrics, '/');
+		base = base == NULL ? p->metrics : base + 1;
+		len = strlen(base);
+		if (len > 5 && strcmp(base + len - 5, ".prom") == 0)
+			len -= 5;
+		(void)snprintf(name, sizeof(name), "%.*s", (int)len, base);
+		if (len < sizeof(name) && valid_circuit_name(name)) {
+			p->job = name;
+			return NULL;
+		}
+	}
+	return p->alert_given ? "--alert-after needs a job name: give --job "
+	    "NAME (or --metrics NAME.prom)" : "--on-recover needs a job "
+	    "name: give --job NAME (or --metrics NAME.prom)";
 }
 
 /*
@@ -782,20 +876,27 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 	if (p->store_text != NULL && url_check("--store", p->store_text,
 	    &p->store, err, errsize) == -1)
 		return PARSED_ERROR;
-	if (p->tunes_store && p->circuit == NULL &&
+	if (p->circuit_command != CIRCUIT_RUN && p->job_command != JOB_RUN)
+		return failure(err, errsize, "--job-status and --job-reset go "
+		    "alone, not with --circuit-status, --circuit-list or "
+		    "--circuit-reset: give one");
+	if ((why = settle_job(p)) != NULL)
+		return failure(err, errsize, "%s", why);
+	if (p->tunes_store && p->circuit == NULL && p->job == NULL &&
 	    p->circuit_command != CIRCUIT_LIST)
 		return failure(err, errsize, "--store, --store-timeout and "
-		    "--store-fail need --circuit, --circuit-status, "
-		    "--circuit-list or --circuit-reset");
+		    "--store-fail need --circuit, --job or one of their "
+		    "commands");
 	if (p->report != NULL && p->circuit_command == CIRCUIT_LIST)
 		return failure(err, errsize, "--report goes with a run or "
 		    "--circuit-status, not --circuit-list");
 	if (*p->argv == NULL && !p->dry_run &&
-	    p->circuit_command == CIRCUIT_RUN && verbose_letter)
+	    p->circuit_command == CIRCUIT_RUN && p->job_command == JOB_RUN &&
+	    verbose_letter)
 		return failure(err, errsize, "no command given (-v is --verbose "
 		    "here: the version is -V)");
 	if (*p->argv == NULL && !p->dry_run &&
-	    p->circuit_command == CIRCUIT_RUN)
+	    p->circuit_command == CIRCUIT_RUN && p->job_command == JOB_RUN)
 		return failure(err, errsize, "no command given: write retry "
 		    "[options] -- command [arg ...]");
 	if (p->ci == CI_AUTO)

@@ -8,12 +8,14 @@
 # and IO are there on Linux, macOS and FreeBSD, PWR on Linux alone, and
 # retry answers a name its platform lacks with "unknown signal".
 _retry_shorts=(-b -c -D -f -h -I -j -K -k -n -O -o -Q -q -s -T -V -v -x)
-_retry_longs=(--attempts --base --budget --budget-min --buffer-stdout --cap --ci
+_retry_longs=(--alert-after --attempts --base --budget --budget-min --buffer-stdout --cap --ci
 	--circuit --circuit-list --circuit-reset --circuit-status --cool
-	--deadline --dry-run
-	--factor --help --hint-from-stderr --hook-grace --http-4xx --jitter --key
+	--deadline --dry-run --env-from-hooks
+	--factor --help --hint-from-stderr --hook-grace --http-4xx --jitter --job --job-reset
+	--job-status --key
 	--kill-after --max-delay --metrics --min-time --on --on-giveup
-	--on-output --on-retry --on-success --quiet --quiet-unless-failed
+	--on-output --on-recover --on-retry --on-start --on-success
+	--on-tolerate --quiet --quiet-unless-failed
 	--replay-stdin --report
 	--reset-after --seed --share-stdin --signal --splay --stop-on
 	--stop-on-output --store --store-fail --store-timeout --timeout --trip
@@ -56,13 +58,14 @@ _retry_long()
 _retry_takes_value()
 {
 	case $1 in
-	-[bcDfjKknosTx] | --attempts | --base | --budget | --budget-min | \
+	-[bcDfjKknosTx] | --alert-after | --attempts | --base | --budget | --budget-min | \
 	--cap | --ci | \
 	--circuit | --circuit-reset | --circuit-status | --cool | --deadline | \
-	--factor | --hook-grace | --http-4xx | --jitter | --key | --kill-after | \
+	--env-from-hooks | --factor | --hook-grace | --http-4xx | --jitter | --job | \
+	--job-reset | --job-status | --key | --kill-after | \
 	--max-delay | --metrics | --min-time | --on | --on-giveup | \
 	--on-output | \
-	--on-retry | --on-success | \
+	--on-recover | --on-retry | --on-start | --on-success | --on-tolerate | \
 	--report | --reset-after | --seed | --signal | --splay | --stop-on | \
 	--stop-on-output | --store | --store-fail | --store-timeout | \
 	--timeout | --trip)
@@ -118,6 +121,8 @@ _retry_values()
 		_retry_add "$2" "$3" open closed ;;
 	--http-4xx)
 		_retry_add "$2" "$3" stop retry ;;
+	--env-from-hooks)
+		_retry_add "$2" "$3" safe all ;;
 	--ci)
 		_retry_add "$2" "$3" none github gitlab auto ;;
 	-s | --signal)

@@ -7,10 +7,11 @@
 # getopt_long takes an unambiguous abbreviation for the whole name.
 function __retry_takes_value
     set -l name (string replace -r -- '^--' '' $argv[1])
-    set -l valued attempts base budget budget-min cap ci circuit \
-        circuit-reset circuit-status cool deadline factor hook-grace http-4xx \
-        jitter key kill-after max-delay metrics min-time on on-giveup \
-        on-output on-retry on-success report reset-after seed signal splay \
+    set -l valued alert-after attempts base budget budget-min cap ci circuit \
+        circuit-reset circuit-status cool deadline env-from-hooks factor \
+        hook-grace http-4xx jitter job job-reset job-status key kill-after \
+        max-delay metrics min-time on on-giveup on-output on-recover \
+        on-retry on-start on-success on-tolerate report reset-after seed signal splay \
         stop-on stop-on-output store store-fail store-timeout timeout trip
     set -l all $valued buffer-stdout circuit-list dry-run help \
         hint-from-stderr quiet quiet-unless-failed replay-stdin share-stdin \
@@ -183,3 +184,12 @@ complete -c retry -n $cond -l on-retry -x -d 'Run CMD after a failed attempt, be
 complete -c retry -n $cond -l on-giveup -x -d 'Run CMD once when the run ends without success'
 complete -c retry -n $cond -l on-success -x -d 'Run CMD once when the run ends with success'
 complete -c retry -n $cond -l hook-grace -x -d 'Time the end hooks may run past the deadline'
+complete -c retry -n $cond -l on-start -x -d 'Run CMD once before the first attempt'
+complete -c retry -n $cond -l env-from-hooks -xa "safe\t'refuse PATH, IFS and LD_* names' all\t'take every name but RETRY_*'" -d 'Names RETRY_ENV_FILE may set (safe)'
+# The job.
+complete -c retry -n $cond -l job -x -d 'Keep the history of failed runs in a row of job NAME'
+complete -c retry -n $cond -l alert-after -x -d 'A failed run alerts only as the Nth in a row (1)'
+complete -c retry -n $cond -l on-tolerate -x -d 'Run CMD once for a failed run that does not alert'
+complete -c retry -n $cond -l on-recover -x -d 'Run CMD once for the success that follows an alert'
+complete -c retry -n $cond -l job-status -x -d "Print the job's history and exit"
+complete -c retry -n $cond -l job-reset -x -d "Forget the job's history and exit"
