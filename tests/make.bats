@@ -224,7 +224,7 @@ shell_dirs() {
 }
 
 # complete_in SHELL...: at a pseudo-terminal, a new interactive SHELL with
-# an empty HOME types "retry --j", Tab and Return: the completion must
+# an empty HOME types "retry --ji", Tab and Return: the completion must
 # have made it "retry --jitter", which retry answers with its message for
 # a missing value.  The prompt of root ends in "# ".  zsh completes only
 # after compinit, which Debian's zshrc leaves to the user's (its
@@ -234,11 +234,11 @@ complete_in() {
 	mkdir "$home"
 	echo 'autoload -Uz compinit && compinit' >"$home/.zshrc"
 	env -i HOME="$home" TERM=xterm PATH=/usr/local/bin:/usr/bin:/bin \
-	    "$TEST_DIR/helpers/ptyrun" -t 20000 -o '# ' -i 'retry --j\011' \
+	    "$TEST_DIR/helpers/ptyrun" -t 20000 -o '# ' -i 'retry --ji\011' \
 	    -i '\n' -o "option '--jitter' needs a value" -i 'exit 0\n' -- "$@"
 }
 
-@test "after a default make install as root, a new bash, zsh and fish complete 'retry --j' to --jitter" {
+@test "after a default make install as root, a new bash, zsh and fish complete 'retry --ji' to --jitter" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root, for a mount namespace"
 	command -v unshare >/dev/null || skip "unshare is not installed"
 	for d in /usr/local/bin /usr/local/share /etc/fish/completions; do

@@ -183,9 +183,9 @@ shown() {
 
 @test "--store needs a circuit; bad --store-timeout and --store-fail; RETRY_STORE, and the option first" {
 	run -125 --separate-stderr "$RETRY" --store "$STORE" touch ran
-	expect_stderr "retry: --store, --store-timeout and --store-fail need --circuit, --circuit-status, --circuit-list or --circuit-reset"
+	expect_stderr "retry: --store, --store-timeout and --store-fail need --circuit, --job or one of their commands"
 	run -125 --separate-stderr "$RETRY" --store-fail closed touch ran
-	expect_stderr "retry: --store, --store-timeout and --store-fail need --circuit, --circuit-status, --circuit-list or --circuit-reset"
+	expect_stderr "retry: --store, --store-timeout and --store-fail need --circuit, --job or one of their commands"
 	run -125 --separate-stderr "$RETRY" --circuit x --store-timeout 0 touch ran
 	expect_stderr "retry: --store-timeout '0': must be greater than 0"
 	run -125 --separate-stderr "$RETRY" --circuit x --store-timeout soon touch ran

@@ -62,7 +62,7 @@ in_root() {
 	' in_root "${ROOT%/root}" "$DEB" "$BATS_TEST_DIRNAME/../helpers/ptyrun" "$1"
 }
 
-@test "the .deb installs with apt-get: retry --version, its three man pages found by man, bash completes 'retry --j' at a pseudo-terminal" {
+@test "the .deb installs with apt-get: retry --version, its three man pages found by man, bash completes 'retry --ji' at a pseudo-terminal" {
 	run in_root '
 		set -e
 		apt-get install -y /tmp/'"${DEB##*/}"' >/dev/null 2>&1 ||
@@ -79,7 +79,7 @@ in_root() {
 		man -w 7 retry-circuit
 		mkdir /tmp/home
 		env -i HOME=/tmp/home TERM=xterm PATH=/usr/bin:/bin \
-		    /tmp/ptyrun -t 20000 -o "# " -i "retry --j\011" -i "\n" \
+		    /tmp/ptyrun -t 20000 -o "# " -i "retry --ji\011" -i "\n" \
 		    -o "option '"'--jitter'"' needs a value" -i "exit 0\n" \
 		    -- bash --login -i >/dev/null 2>/tmp/err ||
 		    { cat /tmp/err; exit 1; }
