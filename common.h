@@ -104,6 +104,7 @@ int		 owner_gone(long);
 uint64_t	 random_seed(void);
 uint64_t	 random_nonce(void);
 void		 random_key_bytes(unsigned char [16]);
+void		 random_run_id_bytes(unsigned char [16]);
 void		 random_secret_bytes(unsigned char [16]);
 
 /* ---- sha256.c -------------------------------------------------------- */
@@ -259,6 +260,7 @@ void		 export(const char *, const char *);
 void		 export_environment(const char *, char *const [], long, int64_t,
 		    int);
 void		 export_attempt(long);
+const char	*export_run_id(char *, size_t);
 const char	*deadline_text(char *, size_t, int64_t);
 
 void		 export_hint_file(void);
@@ -701,6 +703,8 @@ struct event {
 	enum circuit_change	 change;	/* CIRCUIT_CHANGES */
 	long			 failures;	/* CIRCUIT_OPENED: in a row */
 	const struct verdict	*verdict;	/* RUN_ENDS: outcome.c's */
+	const char		*log;		/* a hook's: the attempt's */
+	size_t			 log_len;	/* last output (RETRY_LOG) */
 };
 
 /* ---- The run --------------------------------------------------------- */
@@ -723,6 +727,7 @@ struct run {
 	int64_t		 writes_until;		/* a stalled reader of retry's own
 					   output is waited for until then */
 	const char	*key;			/* the idempotency key */
+	char		 run_id[40];		/* RETRY_RUN_ID: a UUID */
 	int		 holding;		/* -Q holds the output */
 	struct backoff	 backoff;
 	struct rng	 rng;			/* the schedule's draws */
@@ -856,6 +861,7 @@ struct report_end {
 	char *const	*argv;
 	int64_t		 started_at;	/* real time */
 	const char	*key, *circuit, *store_url;	/* or NULL */
+	const char	*run_id;
 	const char	*outcome;
 	int		 passed_after_retries, status, signal;
 	int64_t		 total;

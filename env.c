@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * What each attempt finds in its environment (RETRY_IDEMPOTENCY_KEY,
- * RETRY_ATTEMPT, RETRY_MAX_ATTEMPTS, RETRY_DEADLINE, RETRY_AFTER_FILE)
+ * RETRY_RUN_ID, RETRY_ATTEMPT, RETRY_MAX_ATTEMPTS, RETRY_DEADLINE,
+ * RETRY_AFTER_FILE)
  * and what retry reads from it (an outer retry's key and deadline); and
  * the Retry-After hint file itself, a name in a private directory that
  * costs nothing until an attempt writes it.
@@ -175,6 +176,21 @@ export_attempt(long attempt)
 	if (!in_environ && putenv(var) != 0)
 		fatal("putenv RETRY_ATTEMPT");
 	in_environ = 1;
+}
+
+/*
+ * RETRY_RUN_ID, a new random UUID (version 4) for this run, into buf:
+ * a run's own, where the key may be a job's that many runs share; an
+ * attempt may tag its logs with it, as the hooks their pings.
+ */
+const char *
+export_run_id(char *buf, size_t size)
+{
+	unsigned char u[16];
+
+	random_run_id_bytes(u);
+	export("RETRY_RUN_ID", uuid(buf, size, u, 4));
+	return buf;
 }
 
 /* A time on the monotonic clock as RETRY_DEADLINE gives it: Unix time. */

@@ -4,15 +4,19 @@
  * the deadline, signals passed on) but with /dev/null for input and
  * retry's stderr for output, and the facts of the event that called it
  * in RETRY_STATUS, RETRY_SIGNAL, RETRY_OUTCOME, RETRY_NEXT_DELAY,
- * RETRY_ELAPSED and RETRY_REPORT, in place of the caller's own values,
- * which come back after it.  Nothing a hook does changes the run.
+ * RETRY_ELAPSED, RETRY_DURATION, RETRY_REPORT and RETRY_LOG (a file of
+ * the attempt's last output, made for the hook and removed after it), in
+ * place of the caller's own values, which come back after it.  Nothing a
+ * hook does changes the run.
  */
 #include "compat.h"	/* first: the feature macros */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -20,6 +24,9 @@ static const char *const hook_option[NHOOKS] = {
 	[HOOK_RETRY] = "--on-retry",
 	[HOOK_GIVEUP] = "--on-giveup",
 	[HOOK_SUCCESS] = "--on-success",
+	[HOOK_START] = "--on-start",
+	[HOOK_TOLERATE] = "--on-tolerate",
+	[HOOK_RECOVER] = "--on-recover",
 };
 
 /*
@@ -34,9 +41,11 @@ static char delay_var[48] = "RETRY_NEXT_DELAY=";
 static char elapsed_var[48] = "RETRY_ELAPSED=";
 static char report_var[4096 + 16] = "RETRY_REPORT=";
 static char deadline_var[48] = "RETRY_DEADLINE=";
+static char duration_var[48] = "RETRY_DURATION=";
+static char log_var[PATH_MAX + 16] = "RETRY_LOG=";
 static char *const vars[] = {
 	status_var, signal_var, outcome_var, delay_var, elapsed_var,
-	report_var, deadline_var,
+	report_var, deadline_var, duration_var, log_var,
 };
 #define NVARS	(sizeof(vars) / sizeof(vars[0]))
 
@@ -98,14 +107,25 @@ put_var(char *var, size_t size, const char *value)
 		fatal("putenv");
 }
 
+/* RETRY_OUTCOME: the run's outcome, but for a hook of a run going on. */
+static const char *
+outcome_word(const struct run *r, enum hook which)
+{
+	if (which == HOOK_START)
+		return "starting";
+	return which == HOOK_RETRY ? "running" : outcome_table[r->why].key;
+}
+
 /*
  * The facts of ev, in the hook's environment for as long as it runs, and
  * for an end hook given a grace past the deadline, the end of it
  * (grace_end, or NEVER: RETRY_DEADLINE stays the run's) in
- * RETRY_DEADLINE.  What they replace is saved first.
+ * RETRY_DEADLINE; log: RETRY_LOG, or NULL to leave it unset.  What they
+ * replace is saved first.  --on-start has no attempt to tell of.
  */
 static void
-export_facts(const struct event *ev, enum hook which, int64_t grace_end)
+export_facts(const struct event *ev, enum hook which, int64_t grace_end,
+    const char *log)
 {
 	const struct policy *p = ev->policy;
 	const struct run *r = ev->run;
@@ -113,15 +133,19 @@ export_facts(const struct event *ev, enum hook which, int64_t grace_end)
 
 	save_before();
 	(void)snprintf(buf, sizeof(buf), "%d", r->status);
-	put_var(status_var, sizeof(status_var), buf);
-	put_var(signal_var, sizeof(signal_var), r->end.termsig == 0 ? "" :
+	put_var(status_var, sizeof(status_var), which == HOOK_START ? NULL :
+	    buf);
+	put_var(signal_var, sizeof(signal_var), which == HOOK_START ? NULL :
+	    r->end.termsig == 0 ? "" :
 	    signal_name(buf, sizeof(buf), r->end.termsig));
-	put_var(outcome_var, sizeof(outcome_var), which == HOOK_RETRY ?
-	    "running" : outcome_table[r->why].key);
+	put_var(outcome_var, sizeof(outcome_var), outcome_word(r, which));
 	put_var(delay_var, sizeof(delay_var), which != HOOK_RETRY ? NULL :
 	    fmt_seconds(buf, sizeof(buf), 0, ev->wait));
-	put_var(elapsed_var, sizeof(elapsed_var),
-	    fmt_seconds(buf, sizeof(buf), 0, monotonic_now() - r->start));
+	/* The same reading: the two tell one time, under both names. */
+	fmt_seconds(buf, sizeof(buf), 0, monotonic_now() - r->start);
+	put_var(elapsed_var, sizeof(elapsed_var), buf);
+	put_var(duration_var, sizeof(duration_var), buf);
+	put_var(log_var, sizeof(log_var), log);
 	put_var(report_var, sizeof(report_var), p->report == NULL ||
 	    strcmp(p->report, "-") == 0 ? NULL : p->report);
 	if (grace_end != NEVER)
@@ -149,8 +173,8 @@ restore_before(void)
 }
 
 /*
- * When the hook which is stopped: --on-retry at the deadline, as an
- * attempt; --on-giveup and --on-success --hook-grace after it, since a
+ * When the hook which is stopped: --on-start and --on-retry at the
+ * deadline, as an attempt; the end hooks --hook-grace after it, since a
  * run that met its deadline (a hung job) is the very one that a
  * heartbeat's fail ping exists for.
  */
@@ -159,7 +183,7 @@ hook_limit(const struct event *ev, enum hook which)
 {
 	int64_t deadline = ev->run->deadline, grace = ev->policy->hook_grace;
 
-	if (which == HOOK_RETRY || deadline == NEVER)
+	if (which == HOOK_RETRY || which == HOOK_START || deadline == NEVER)
 		return deadline;
 	return grace < NEVER - deadline ? deadline + grace : NEVER;
 }
@@ -185,6 +209,51 @@ warn_failed(enum hook which, const struct ending *e, int graced)
 }
 
 /*
+ * RETRY_LOG: the attempt's last output (ev->log) in a new file in
+ * TMPDIR, made by mkstemp(3) (mode 0600) with a name, so that any program
+ * the hook runs can open it (curl --data-binary @"$RETRY_LOG"); its path
+ * into path, which the hook's end removes.  --on-start gets "".  Returns
+ * NULL when TMPDIR cannot have it, said once in the run, as -Q says it.
+ */
+static const char *
+write_log(const struct event *ev, enum hook which, char *path, size_t size)
+{
+	static int warned;
+	int fd, e;
+
+	path[0] = '\0';
+	if (which == HOOK_START)
+		return path;
+	if (snprintf(path, size, "%s/retry-log.XXXXXX", temp_dir()) >=
+	    (int)size)
+		errno = ENAMETOOLONG;
+	else if ((fd = mkstemp(path)) != -1) {
+		e = write_all(fd, ev->log, ev->log_len) == -1 ? errno : 0;
+		if (close(fd) == -1 && e == 0)
+			e = errno;
+		if (e == 0)
+			return path;
+		if (unlink(path) == -1)
+			warning("%s", path);
+		errno = e;
+	}
+	path[0] = '\0';
+	if (!warned)
+		warning("%s: no file in %s, so RETRY_LOG is unset",
+		    hook_option[which], temp_dir());
+	warned = 1;
+	return NULL;
+}
+
+/* The hook's RETRY_LOG goes as it ends (one that removed it is no fault). */
+static void
+remove_log(const char *path)
+{
+	if (path[0] != '\0' && unlink(path) == -1 && errno != ENOENT)
+		warning("%s", path);
+}
+
+/*
  * Runs the hook which, that the policy has, for the event ev, stopped at
  * its limit (hook_limit(); one that has passed runs none, and says so).
  * Returns a signal that retry got meanwhile (the run loop judges it), or
@@ -196,7 +265,8 @@ hook_run(const struct event *ev, enum hook which)
 	const struct policy *p = ev->policy;
 	int64_t until = hook_limit(ev, which);
 	int graced = until != ev->run->deadline;
-	char *argv[4];
+	char *argv[4], path[PATH_MAX];
+	const char *log;
 	struct limit lim;
 	struct ending e;
 
@@ -215,9 +285,11 @@ hook_run(const struct event *ev, enum hook which)
 	lim.signal = p->signal;
 	lim.kill_after = p->kill_after;
 	lim.tick_every = NEVER;
-	export_facts(ev, which, graced ? until : NEVER);
+	log = write_log(ev, which, path, sizeof(path));
+	export_facts(ev, which, graced ? until : NEVER, log);
 	proc_run_hook(argv, say_fd(), &lim, &e);
 	restore_before();
+	remove_log(path);
 	if (e.signal == 0)
 		warn_failed(which, &e, graced);
 	return e.signal;

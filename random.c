@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The kernel's randomness, read once for the whole run: the generator's
- * seed, a new idempotency key, the hint file's nonce and the CI logs'
- * secret.
+ * seed, a new idempotency key, the hint file's nonce, the CI logs'
+ * secret and the run's ID.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -18,12 +18,16 @@
 
 #include "common.h"
 
-/* What a run draws, in one call: the seed, the key, the nonce, the secret. */
+/*
+ * What a run draws, in one call: the seed, the key, the nonce, the
+ * secret, the run's ID.
+ */
 #define SEED_AT		0	/* 8 bytes */
 #define KEY_AT		8	/* 16 bytes */
 #define NONCE_AT	24	/* 8 bytes */
 #define SECRET_AT	32	/* 16 bytes */
-static unsigned char	 entropy[48];
+#define RUN_ID_AT	48	/* 16 bytes */
+static unsigned char	 entropy[64];
 static int		 have_entropy;
 
 /*
@@ -69,6 +73,17 @@ random_key_bytes(unsigned char u[16])
 {
 	kernel_random();
 	memcpy(u, entropy + KEY_AT, 16);
+}
+
+/*
+ * The 16 bytes of the run's ID (a UUID version 4): apart from the key's,
+ * since two runs of one job may share a key but never an ID.
+ */
+void
+random_run_id_bytes(unsigned char u[16])
+{
+	kernel_random();
+	memcpy(u, entropy + RUN_ID_AT, 16);
 }
 
 /*

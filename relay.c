@@ -313,6 +313,97 @@ match_end(struct relay *r, struct pump *p)
 	line_reset(p);
 }
 
+/* ---- The attempt's last output, for the hooks ------------------------ */
+
+/*
+ * Whether the output that an attempt writes to fd may be relayed to keep
+ * its tail: not a terminal, which the attempt keeps (an interactive
+ * command must find a terminal, not a pipe), and not closed (an attempt
+ * keeps its EBADF there).
+ */
+int
+relay_can_keep(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	return flags != -1 && (flags & O_ACCMODE) != O_RDONLY && !isatty(fd);
+}
+
+/*
+ * RETRY_LOG is wanted: each attempt's last TAIL_KEPT bytes of stdout and
+ * stderr, as they are read, both streams in one ring; a stream that
+ * relay_can_keep() allows gets a pump for it.
+ */
+void
+relay_keep_tail(struct relay *r)
+{
+	r->tail_wanted = 1;
+	r->tail_of[STDOUT_FILENO] = relay_can_keep(STDOUT_FILENO);
+	r->tail_of[STDERR_FILENO] = relay_can_keep(STDERR_FILENO);
+	r->sink[STDOUT_FILENO] = sink_of(STDOUT_FILENO);
+	r->sink[STDERR_FILENO] = sink_of(STDERR_FILENO);
+}
+
+/* Bytes of p that go into the tail: the attempt's, not the held file's. */
+static int
+keeps_tail(const struct relay *r, const struct pump *p)
+{
+	return r->tail_wanted && !p->file;
+}
+
+/* n bytes of the attempt's output, at the end of the tail's ring. */
+static void
+keep_tail(struct relay *r, const struct pump *p, const char *s, size_t n)
+{
+	size_t at, first;
+
+	if (!keeps_tail(r, p))
+		return;
+	if (n >= TAIL_KEPT) {
+		memcpy(r->tail, s + n - TAIL_KEPT, TAIL_KEPT);
+		r->tail_head = 0;
+		r->tail_len = TAIL_KEPT;
+		return;
+	}
+	at = (r->tail_head + r->tail_len) % TAIL_KEPT;
+	first = TAIL_KEPT - at < n ? TAIL_KEPT - at : n;
+	memcpy(r->tail + at, s, first);
+	memcpy(r->tail, s + first, n - first);
+	if ((r->tail_len += n) > TAIL_KEPT) {
+		r->tail_head = (r->tail_head + r->tail_len - TAIL_KEPT) %
+		    TAIL_KEPT;
+		r->tail_len = TAIL_KEPT;
+	}
+}
+
+static void
+reverse(char *s, size_t n)
+{
+	char c;
+	size_t i;
+
+	for (i = 0; i < n / 2; i++) {
+		c = s[i];
+		s[i] = s[n - 1 - i];
+		s[n - 1 - i] = c;
+	}
+}
+
+/*
+ * The last output of the attempt that ended (empty before any, or with
+ * nothing kept): the ring turned in place to begin at its oldest byte.
+ */
+const char *
+relay_tail(struct relay *r, size_t *len)
+{
+	reverse(r->tail, r->tail_head);
+	reverse(r->tail + r->tail_head, TAIL_KEPT - r->tail_head);
+	reverse(r->tail, TAIL_KEPT);
+	r->tail_head = 0;
+	*len = r->tail_len;
+	return r->tail;
+}
+
 /* ---- Setting up ---------------------------------------------------- */
 
 static void
@@ -469,6 +560,9 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 	r->err.line = r->errline;
 	r->child_fd[0] = r->child_fd[1] = r->child_fd[2] = -1;
 	r->failed = NULL;
+	r->tail_wanted = 0;
+	r->tail_of[0] = r->tail_of[1] = r->tail_of[2] = 0;
+	r->tail_head = r->tail_len = 0;
 	if (init_input(r, input) == -1)
 		return -1;
 	if (hold && (r->held = scratch_file()) == -1)
@@ -539,6 +633,7 @@ relay_prepare(struct relay *r)
 
 	r->on_hit = r->stop_hit = 0;
 	forget_hint(r);
+	r->tail_head = r->tail_len = 0;
 	line_reset(&r->out);
 	line_reset(&r->err);
 	if (r->rewind && lseek(STDIN_FILENO, r->start_offset, SEEK_SET) == -1)
@@ -593,14 +688,14 @@ relay_prepare(struct relay *r)
 		r->out.sink = SINK_FILE;
 		widen(r->child_fd[1]);
 		r->released = 0;
-	} else if ((matching || r->count_out) &&
+	} else if ((matching || r->count_out || r->tail_of[STDOUT_FILENO]) &&
 	    open_pump(r, &r->out, STDOUT_FILENO, &r->child_fd[1]) == -1)
 		return fail(r, "pipe");
 	r->out_bytes = 0;
 	if (r->out_start != -1 && r->child_fd[1] == -1 &&
 	    count_by_offset(r) == -1)
 		return fail(r, "close");
-	if ((matching || r->hint_watch) &&
+	if ((matching || r->hint_watch || r->tail_of[STDERR_FILENO]) &&
 	    open_pump(r, &r->err, STDERR_FILENO, &r->child_fd[2]) == -1)
 		return fail(r, "pipe");
 	return 0;
@@ -1082,6 +1177,7 @@ pass_buffered(struct relay *r, struct pump *p)
 		n = read(p->from, p->buf, CHUNK);
 	if (n > 0) {
 		p->pos += n;
+		keep_tail(r, p, p->buf, (size_t)n);
 		if (!p->file)
 			match_feed(r, p, p->buf, (size_t)n);
 		p->off = 0;
@@ -1193,6 +1289,7 @@ pass_teed(struct relay *r, struct pump *p)
 	if (read_exactly(p->from, p->buf, (size_t)n) == -1)
 		return fail(r, "pipe");
 	moved(r, p, n);
+	keep_tail(r, p, p->buf, (size_t)n);
 	match_feed(r, p, p->buf, (size_t)n);
 	return 0;
 }
@@ -1289,12 +1386,13 @@ pass(struct relay *r, struct pump *p)
 		return pass_ranged(r, p);
 #endif
 #ifdef SPLICE_F_NONBLOCK
+	/* What the patterns or the tail must see passes through retry. */
 	if (p->sink == SINK_PIPE)
-		return p->file || !wants_lines(r, p) ? pass_spliced(r, p) :
-		    pass_teed(r, p);
+		return p->file || !(wants_lines(r, p) || keeps_tail(r, p)) ?
+		    pass_spliced(r, p) : pass_teed(r, p);
 	/* -O's pipe into its file: what the file takes leaves the pipe. */
 	if (p->to == r->held && p->to != -1 && !wants_lines(r, p) &&
-	    !p->unranged)
+	    !keeps_tail(r, p) && !p->unranged)
 		return pass_spliced(r, p);
 #endif
 	return pass_buffered(r, p);

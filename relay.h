@@ -22,6 +22,7 @@
 #define REPLAY_BOUND	(16 << 20)	/* kept of a piped stdin without -I */
 #define HINT_KEPT	1024	/* --hint-from-stderr: the lines kept */
 #define HINT_LINE_KEPT	255	/* of each line, at most */
+#define TAIL_KEPT	10240	/* RETRY_LOG: the attempt's last output */
 
 /*
  * What the attempts get of a standard input that is a pipe or a socket
@@ -113,6 +114,10 @@ struct relay {
 	int		 child_fd[3];	/* the attempt's stdio; -1: retry's own */
 	const char	*failed;	/* what failed, errno tells why */
 
+	int		 tail_wanted;	/* RETRY_LOG: keep the last output */
+	int		 tail_of[3];	/* of stdout, of stderr: a pump for it */
+	size_t		 tail_head, tail_len;	/* the ring: oldest, how much */
+
 	/*
 	 * The buffers last, after every small field: a run that relays
 	 * nothing touches none of their pages (each first touch is a page
@@ -124,11 +129,15 @@ struct relay {
 	char		 outline[LINEMAX], errline[LINEMAX];
 	char		 mem[CHUNK];	/* the copy's start, without -I */
 	char		 unheld_buf[CHUNK];	/* what the held file refused */
+	char		 tail[TAIL_KEPT];	/* the last output, a ring */
 };
 
 int	relay_init(struct relay *, enum input, int, int, int, int,
 	    const regex_t *, const regex_t *);
 void	relay_last(struct relay *, int);
+int	relay_can_keep(int);
+void	relay_keep_tail(struct relay *);
+const char *relay_tail(struct relay *, size_t *);
 int	relay_patterns(struct relay *, const char *, const char *);
 int	relay_prepare(struct relay *);
 int	relay_forked(struct relay *);

@@ -251,6 +251,8 @@ report_finish(struct report *rep, const struct report_end *end)
 		put_string(f, end->key);
 	else
 		fputs("null", f);
+	fputs(",\n  \"run_id\": ", f);
+	put_string(f, end->run_id);
 	fputs(",\n  \"attempts\": [", f);
 	fwrite(rep->attempts_text, 1, rep->attempts_len, f);
 	fprintf(f, "%s],\n  \"waits\": [", rep->attempts ? "\n  " : "");
@@ -455,6 +457,7 @@ finish(const struct event *ev)
 	e.argv = p->argv;
 	e.started_at = r->start_real;
 	e.key = r->key;
+	e.run_id = r->run_id;
 	e.circuit = p->circuit;
 	e.store_url = p->circuit != NULL && p->store.given ? p->store.shown :
 	    NULL;

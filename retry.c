@@ -28,6 +28,7 @@ static void	 seed_generator(const struct policy *, struct run *);
 static int	 print_schedule(const struct policy *, struct run *);
 static enum outcome begin_run(const struct policy *, struct run *);
 static enum outcome may_start(const struct policy *, struct run *);
+static enum outcome start_hook(const struct policy *, struct run *);
 static void	 run_attempt(const struct policy *, struct run *);
 static enum outcome judge_attempt(const struct policy *, const struct run *);
 static enum outcome sleep_before_retry(const struct policy *, struct run *);
@@ -61,6 +62,8 @@ main(int argc, char *argv[])
 	r.why = begin_run(&p, &r);
 	while (r.why == RUNNING) {
 		if ((r.why = may_start(&p, &r)) != RUNNING)
+			break;
+		if (r.attempts == 0 && (r.why = start_hook(&p, &r)) != RUNNING)
 			break;
 		run_attempt(&p, &r);
 		if ((r.why = judge_attempt(&p, &r)) != RUNNING)
@@ -263,12 +266,25 @@ listen_to(const struct policy *p)
 	add_listener(say_event, NULL);
 }
 
+/* A hook that finds RETRY_LOG, the attempt's last output: any but --on-start. */
+static int
+hooks_read_log(const struct policy *p)
+{
+	int h;
+
+	for (h = 0; h < NHOOKS; h++)
+		if (h != HOOK_START && p->hooks[h] != NULL)
+			return 1;
+	return 0;
+}
+
 /*
  * Whether the attempts' stdio goes through relay.c: for a feature that
- * works on the output, or for a stdin or stdout that holds data a retry
+ * works on the output, for a stdin or stdout that holds data a retry
  * must replay, rewind or count (fd_holds_data(), which relay.c asks as
- * well).  Else, a terminal, /dev/null or a closed stream, the attempts
- * get retry's own, and relay.c has no part in the run.
+ * well), or for RETRY_LOG, of a stream that is no terminal (relay.c
+ * says).  Else the attempts get retry's own, and relay.c has no part in
+ * the run.
  */
 static int
 stdio_relayed(const struct policy *p)
@@ -276,7 +292,9 @@ stdio_relayed(const struct policy *p)
 	return p->on_output.set || p->stop_output.set || p->buffer_stdout ||
 	    p->quiet_unless_failed || p->hint_from_stderr || p->replay_stdin ||
 	    (!p->share_stdin && fd_holds_data(STDIN_FILENO)) ||
-	    (p->attempts != 1 && fd_holds_data(STDOUT_FILENO));
+	    (p->attempts != 1 && fd_holds_data(STDOUT_FILENO)) ||
+	    (hooks_read_log(p) && (relay_can_keep(STDOUT_FILENO) ||
+	    relay_can_keep(STDERR_FILENO)));
 }
 
 /* relay.c's part: the input, the output's sinks, the patterns. */
@@ -292,6 +310,8 @@ start_relay(const struct policy *p, int hold_all)
 	if (relay_patterns(&io, p->on_output.set ? p->on_output.text : NULL,
 	    p->stop_output.set ? p->stop_output.text : NULL) == -1)
 		fatal("%s", io.failed);
+	if (hooks_read_log(p))
+		relay_keep_tail(&io);
 }
 
 /*
@@ -317,6 +337,7 @@ begin_run(const struct policy *p, struct run *r)
 	    r->deadline + p->kill_after;
 	export_environment(p->key, p->argv, p->attempts, r->deadline, outer);
 	r->key = getenv("RETRY_IDEMPOTENCY_KEY");
+	(void)export_run_id(r->run_id, sizeof(r->run_id));
 	/* -Q: retry's lines are held with the output, from the first on. */
 	if (p->quiet_unless_failed &&
 	    (hold_all = cron_start(r->writes_until)) != -1) {
@@ -451,6 +472,30 @@ may_start(const struct policy *p, struct run *r)
 	if (o == RUNNING && (since = monotonic_now()) >= r->start_by)
 		o = out_of_time(r, since);
 	if (o == DEADLINE)	/* so no delay drawn is blamed for it */
+		r->late = LATE_BEFORE_ATTEMPT;
+	return o;
+}
+
+/*
+ * --on-start: once, when the first attempt may start (may_start() said
+ * so), just before it.  A signal meanwhile ends the run, as in
+ * --on-retry; so does the deadline, or --min-time before it, if the hook
+ * took the time left.
+ */
+static enum outcome
+start_hook(const struct policy *p, struct run *r)
+{
+	struct event ev = event_of(ATTEMPT_STARTS, p, r);
+	enum outcome o;
+	int64_t later;
+
+	if (p->hooks[HOOK_START] == NULL)
+		return RUNNING;
+	if ((r->interrupt = hook_run(&ev, HOOK_START)) != 0)
+		return INTERRUPTED;
+	if ((later = monotonic_now()) < r->start_by)
+		return RUNNING;
+	if ((o = out_of_time(r, later)) == DEADLINE)
 		r->late = LATE_BEFORE_ATTEMPT;
 	return o;
 }
@@ -728,11 +773,20 @@ release_output(int fd)
 	proc_drain();
 }
 
-/* The policy's hook which, if it has one (hooks.c runs it): a signal, or 0. */
+/*
+ * The policy's hook which, if it has one (hooks.c runs it), told the
+ * ended attempt's last output for RETRY_LOG: a signal, or 0.
+ */
 static int
 run_hook(const struct event *ev, enum hook which)
 {
-	return ev->policy->hooks[which] != NULL ? hook_run(ev, which) : 0;
+	struct event with_log = *ev;
+
+	if (ev->policy->hooks[which] == NULL)
+		return 0;
+	if (relaying)
+		with_log.log = relay_tail(&io, &with_log.log_len);
+	return hook_run(&with_log, which);
 }
 
 /*

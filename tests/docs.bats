@@ -27,8 +27,8 @@ page_options() {
 # The mistyped option of retry.1's DIAGNOSTICS, which retry refuses.
 FOREIGN='--atempts'
 # Other programs' options that a page quotes: node_exporter's, in the
-# recipe of retry-formats.5.
-OTHERS='--collector'
+# recipe of retry-formats.5, and curl's, for RETRY_LOG there.
+OTHERS='--collector --data-binary'
 
 @test "every long option in --help is in retry.1, and every one in retry.1 is in --help" {
 	help=$("$RETRY" --help | grep -o -- '--[a-z][a-z0-9-]\+' | sort -u)
