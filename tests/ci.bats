@@ -19,6 +19,11 @@ setup() {
 	envfile=$BATS_TEST_TMPDIR/env
 }
 
+teardown() {
+	kill_bg_retry
+	kill_later
+}
+
 # github: a simulated GitHub job: GITHUB_ACTIONS, and the step's summary
 # and outputs files, empty.
 github() {
@@ -551,4 +556,21 @@ step_files() {
 		[ "$(cat "$envfile")" = "$(printf 'E=1\nE=2')" ]
 		[ "$(step_files)" = "" ]
 	done
+}
+
+@test "GitHub: SIGKILL leaves the step's files without a failed attempt's line, and the attempts' two files in TMPDIR" {
+	github_env
+	"$RETRY" -q -n 2 -b 1ms sh -c '
+	    echo "v=$RETRY_ATTEMPT" >>"$GITHUB_OUTPUT"
+	    echo "E=$RETRY_ATTEMPT" >>"$GITHUB_ENV"
+	    [ "$RETRY_ATTEMPT" = 1 ] && exit 1
+	    echo $$ >started; exec sleep 10' 3>&- 2>/dev/null &
+	echo $! >bg.pid
+	wait_for started
+	later "$(cat started)"
+	kill -KILL "$(cat bg.pid)"
+	wait "$(cat bg.pid)" || true
+	kill -KILL "$(cat started)"
+	[ ! -s "$outputs" ] && [ ! -s "$envfile" ]
+	[ "$(step_files | sed 's/\.......$//')" = "$(printf 'retry-GITHUB_ENV\nretry-GITHUB_OUTPUT')" ]
 }
