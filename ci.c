@@ -31,6 +31,11 @@
  * - What retry puts in them is escaped as GitHub's toolkit does, and a
  *   message's ":" too, so no "::" is left; the command, in the title, is
  *   first made one line as retry's messages make it (msg.c's escape()).
+ * - Under --ci github each attempt writes its GITHUB_OUTPUT and GITHUB_ENV
+ *   lines to files of its own, and only the last attempt's reach the
+ *   step's files: a failed attempt's version= would otherwise stay there
+ *   for the later steps.  This holds in a nested run too, whose "step's
+ *   files" are its outer attempt's.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -63,8 +68,30 @@ static long		 tokens;	/* made so far */
 static long		 group;		/* the open group's attempt, or 0 */
 static int		 statuses[KEPT];	/* of the first attempts */
 static long		 ended;		/* attempts that ended */
-static const char	*summary, *outputs;	/* GitHub's files, or NULL */
-static char		 summary_path[PATH_MAX], output_path[PATH_MAX];
+static const char	*summary;	/* GitHub's step summary, or NULL */
+static char		 summary_path[PATH_MAX];
+
+/*
+ * A file of the step that the attempts write lines to, the caller's, and
+ * the attempts' own: named, since the attempt must open it by its name
+ * (a /dev/fd/N dies with programs that close what they did not open, and
+ * BSD's shares one offset); "NAME=path" strings for putenv(3), so that
+ * switching between them allocates nothing.
+ */
+struct step_file {
+	const char	*name;		/* the runner's variable */
+	const char	*real;		/* the caller's file, or NULL */
+	char		 real_path[PATH_MAX];
+	char		 real_var[PATH_MAX + 16];	/* NAME=the caller's */
+	char		 attempt_var[PATH_MAX + 16];	/* NAME=the attempts' */
+	int		 fd;		/* the attempts' file, open, or -1 */
+};
+enum { STEP_OUTPUT, STEP_ENV, NSTEP };
+static struct step_file	 step[NSTEP] = {
+	[STEP_OUTPUT] = { .name = "GITHUB_OUTPUT", .fd = -1 },
+	[STEP_ENV] = { .name = "GITHUB_ENV", .fd = -1 },
+};
+static int		 separating;	/* the attempts have files of their own */
 
 /*
  * A copy of the file that the runner gave in name (setenv(3) may move
@@ -88,23 +115,96 @@ file_variable(const char *name, char *buf, size_t size)
 }
 
 /*
+ * The attempts' file of s, empty, in $TMPDIR: made by mkstemp(3), mode
+ * 0600 and new, so no one else's; its path in s->attempt_var.  0, or -1
+ * with errno.
+ */
+static int
+make_attempt_file(struct step_file *s)
+{
+	char *path = s->attempt_var + strlen(s->name) + 1;
+	int n, fd, e;
+
+	n = snprintf(s->attempt_var, sizeof(s->attempt_var),
+	    "%s=%s/retry-%s.XXXXXX", s->name, temp_dir(), s->name);
+	if (n < 0 || (size_t)n >= sizeof(s->attempt_var)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = mkstemp(path)) == -1)
+		return -1;
+	if ((s->fd = fd_keep(fd)) != -1)	/* the attempts open it by name */
+		return 0;
+	e = errno;
+	(void)unlink(path);	/* made just now: nothing lost */
+	errno = e;
+	return -1;
+}
+
+/* The attempts' file of s goes, and its name; a failure is a warning. */
+static void
+drop_attempt_file(struct step_file *s)
+{
+	const char *path = s->attempt_var + strlen(s->name) + 1;
+
+	if (s->fd == -1)
+		return;
+	if (unlink(path) == -1 && errno != ENOENT)
+		warning("%s", path);
+	if (close(s->fd) == -1)
+		warning("%s", path);
+	s->fd = -1;
+}
+
+/*
+ * --ci github: the caller's GITHUB_OUTPUT and GITHUB_ENV, those that are
+ * set, and a file for the attempts beside each.  Where $TMPDIR cannot
+ * have them, the attempts write to the caller's, as before: one warning.
+ */
+static void
+separate_step_files(void)
+{
+	struct step_file *s;
+	int e;
+
+	for (s = step; s < step + NSTEP; s++) {
+		if ((s->real = file_variable(s->name, s->real_path,
+		    sizeof(s->real_path))) == NULL)
+			continue;
+		(void)snprintf(s->real_var, sizeof(s->real_var), "%s=%s",
+		    s->name, s->real);
+		if (make_attempt_file(s) == -1) {
+			e = errno;
+			drop_attempt_file(&step[STEP_OUTPUT]);
+			separating = 0;
+			warningx("--ci: no file in %s (%s), so every attempt "
+			    "writes to GITHUB_OUTPUT and GITHUB_ENV themselves",
+			    temp_dir(), strerror(e));
+			return;
+		}
+		separating = 1;
+	}
+}
+
+/*
  * Settles the format before anything runs: the policy's (options.c has
  * settled --ci auto by the runner's own variable), but none under an
- * outer retry.  Returns whether there is one.
+ * outer retry.  Returns whether ci.c has anything to do: a format, or
+ * the attempts' files of --ci github, which a nested run keeps too.
  */
 int
 ci_start(const struct policy *p)
 {
+	if (p->ci == CI_GITHUB)
+		separate_step_files();
 	if (p->ci == CI_NONE || under_outer_retry())
-		return 0;
+		return separating;
 	format = p->ci;
 	if (format != CI_GITHUB)
 		return 1;
 	random_secret_bytes(secret);
 	summary = file_variable("GITHUB_STEP_SUMMARY", summary_path,
 	    sizeof(summary_path));
-	outputs = file_variable("GITHUB_OUTPUT", output_path,
-	    sizeof(output_path));
 	return 1;
 }
 
@@ -539,23 +639,121 @@ add_summary_row(const struct event *ev)
 }
 
 /*
- * The step's outputs, for a later step: attempts, exit-status, outcome.
- * A value with a line break would forge another output: none can have
- * one (numbers, a key of outcome.c's table), and that is checked.
+ * An attempt starts: the step's files as it finds them are its own,
+ * emptied of the attempt before's lines.  A file that cannot be emptied
+ * goes, with one warning, and the attempts write to the caller's.
+ */
+static void
+point_to_attempt_files(void)
+{
+	struct step_file *s;
+
+	for (s = step; s < step + NSTEP; s++) {
+		if (s->fd == -1)
+			continue;
+		if (ftruncate(s->fd, 0) == -1) {
+			warning("%s: the attempts' file, so they write to '%s'",
+			    s->name, s->real);
+			drop_attempt_file(s);
+			continue;
+		}
+		if (putenv(s->attempt_var) != 0)
+			fatal("putenv %s", s->name);
+	}
+}
+
+/*
+ * The attempt has ended: what runs until the next (hooks, a nested run
+ * in one) finds the caller's files, so that a hook's line stays.
+ */
+static void
+point_to_real_files(void)
+{
+	struct step_file *s;
+
+	for (s = step; s < step + NSTEP; s++)
+		if (s->fd != -1 && putenv(s->real_var) != 0)
+			fatal("putenv %s", s->name);
+}
+
+/*
+ * The bytes that the last attempt wrote to its file of s, appended to fd
+ * as they are (a NAME<<DELIM value too: nothing is parsed), and a newline
+ * after an unfinished last line, so that what follows starts a line.
+ * 0, or -1 with errno.
+ */
+static int
+copy_attempt_lines(const struct step_file *s, int fd)
+{
+	char buf[65536];
+	struct stat st;
+	off_t at = 0;
+	ssize_t n;
+	char last = '\n';
+
+	if (s->fd == -1)
+		return 0;
+	if (fstat(s->fd, &st) == -1)
+		return -1;
+	/* Up to its size now: what it left running may write on. */
+	while (at < st.st_size) {
+		n = pread(s->fd, buf, (size_t)(st.st_size - at) < sizeof(buf) ?
+		    (size_t)(st.st_size - at) : sizeof(buf), at);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		if (n == 0)
+			break;	/* cut meanwhile: what is left was all */
+		if (write_all(fd, buf, (size_t)n) == -1)
+			return -1;
+		last = buf[n - 1];
+		at += n;
+	}
+	return last == '\n' ? 0 : write_all(fd, "\n", 1);
+}
+
+/*
+ * To the caller's file of s: the last attempt's lines, then own (retry's
+ * lines, or NULL); one warning if that fails.
+ */
+static void
+pass_on(const struct step_file *s, const char *own)
+{
+	int fd, failed;
+
+	if (s->real == NULL || (s->fd == -1 && own == NULL) ||
+	    (fd = open_append(s->name, s->real)) == -1)
+		return;
+	failed = copy_attempt_lines(s, fd) == -1 ||
+	    (own != NULL && write_all(fd, own, strlen(own)) == -1);
+	if (failed)
+		warning("%s '%s'", s->name, s->real);
+	if (close(fd) == -1 && !failed)
+		warning("%s '%s'", s->name, s->real);
+}
+
+/*
+ * The step's outputs, for a later step: the last attempt's, then
+ * attempts, exit-status, outcome (ev NULL: a nested run's, which writes
+ * none of its own).  A value with a line break would forge another
+ * output: none can have one (numbers, a key of outcome.c's table), and
+ * that is checked.
  */
 static void
 set_outputs(const struct event *ev)
 {
-	const char *key = outcome_table[ev->run->why].key;
+	const char *key;
 	char text[256];
-	int fd;
 
-	if (outputs == NULL || strpbrk(key, "\r\n") != NULL ||
-	    (fd = open_append("GITHUB_OUTPUT", outputs)) == -1)
-		return;
-	(void)snprintf(text, sizeof(text), "attempts=%ld\nexit-status=%d\n"
-	    "outcome=%s\n", ev->run->attempts, ev->verdict->status, key);
-	write_whole("GITHUB_OUTPUT", outputs, fd, text, strlen(text));
+	text[0] = '\0';
+	if (ev != NULL && strpbrk((key = outcome_table[ev->run->why].key),
+	    "\r\n") == NULL)
+		(void)snprintf(text, sizeof(text), "attempts=%ld\n"
+		    "exit-status=%d\noutcome=%s\n", ev->run->attempts,
+		    ev->verdict->status, key);
+	pass_on(&step[STEP_OUTPUT], text[0] != '\0' ? text : NULL);
+	pass_on(&step[STEP_ENV], NULL);
 }
 
 /*
@@ -578,10 +776,30 @@ end_on_github(const struct event *ev)
 	set_outputs(ev);
 }
 
-/* The listener: groups around attempts; on GitHub, the run's end told. */
+/*
+ * The attempts' files of --ci github around each attempt, and at the
+ * end of a nested run, which has no format, the last one's lines.
+ */
+static void
+follow_attempts(const struct event *ev)
+{
+	if (ev->kind == ATTEMPT_STARTS)
+		point_to_attempt_files();
+	else if (ev->kind == ATTEMPT_ENDS)
+		point_to_real_files();
+	else if (ev->kind == RUN_ENDS && format == CI_NONE)
+		set_outputs(NULL);
+}
+
+/*
+ * The listener: groups around attempts; on GitHub, the run's end told,
+ * and the attempts' own files.
+ */
 void
 ci_event(const struct event *ev)
 {
+	if (separating)
+		follow_attempts(ev);
 	if (format == CI_NONE)
 		return;
 	switch (ev->kind) {
@@ -607,12 +825,17 @@ ci_event(const struct event *ev)
 	}
 }
 
-/* As retry exits, whatever the way: the group ended, commands back on. */
+/*
+ * As retry exits, whatever the way but SIGKILL: the attempts' files
+ * gone, the group ended, commands back on.
+ */
 void
 ci_drop(void)
 {
 	struct lines l;
 
+	drop_attempt_file(&step[STEP_OUTPUT]);
+	drop_attempt_file(&step[STEP_ENV]);
 	if (format == CI_GITLAB)
 		close_group();
 	if (format != CI_GITHUB)

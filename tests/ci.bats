@@ -10,11 +10,18 @@ load helpers/common
 
 setup() {
 	in_test_dir
-	unset GITHUB_ACTIONS GITLAB_CI GITHUB_STEP_SUMMARY GITHUB_OUTPUT
+	unset GITHUB_ACTIONS GITLAB_CI GITHUB_STEP_SUMMARY GITHUB_OUTPUT \
+	    GITHUB_ENV
 	unset RETRY_ATTEMPT RETRY_MAX_ATTEMPTS RETRY_IDEMPOTENCY_KEY \
 	    RETRY_DEADLINE RETRY_AFTER_FILE
 	summary=$BATS_TEST_TMPDIR/summary
 	outputs=$BATS_TEST_TMPDIR/outputs
+	envfile=$BATS_TEST_TMPDIR/env
+}
+
+teardown() {
+	kill_bg_retry
+	kill_later
 }
 
 # github: a simulated GitHub job: GITHUB_ACTIONS, and the step's summary
@@ -410,4 +417,160 @@ retry: GITHUB_OUTPUT '$PWD/none/o': No such file or directory" ]
 	[ "${step[exit-status]}" = "$(cat rc.10)" ]
 	[ "${step[attempts]}" = "$(sed -n '28s/^attempts=//p' "$outputs")" ]
 	[[ ${step[outcome]} == success || ${step[outcome]} == attempts_exhausted ]]
+}
+
+# github_env: github, and the step's GITHUB_ENV file, empty.
+github_env() {
+	github
+	export GITHUB_ENV=$envfile
+	: >"$envfile"
+}
+
+# step_files: the attempts' files of --ci github left in $TMPDIR.
+step_files() {
+	(cd "$TMPDIR" && ls -d retry-GITHUB_* 2>/dev/null) || true
+}
+
+@test "GitHub: only the last attempt's GITHUB_OUTPUT and GITHUB_ENV lines reach the step's files, then retry's own; the attempts' files are gone" {
+	github_env
+	echo 'before=0' >"$outputs"
+	run -0 --separate-stderr "$RETRY" -q -n 3 -b 1ms sh -c '
+	    case $GITHUB_OUTPUT$GITHUB_ENV in
+	    "$TMPDIR"/retry-GITHUB_OUTPUT.*"$TMPDIR"/retry-GITHUB_ENV.*) ;;
+	    *) echo "not the attempts own: $GITHUB_OUTPUT $GITHUB_ENV"; exit 9 ;;
+	    esac
+	    if [ "$RETRY_ATTEMPT" = 1 ]; then
+	        echo version=1 >>"$GITHUB_OUTPUT"
+	        echo TOKEN=old >>"$GITHUB_ENV"
+	        exit 1
+	    fi
+	    [ -s "$GITHUB_OUTPUT" ] && { echo "not emptied"; exit 9; }
+	    echo version=2 >>"$GITHUB_OUTPUT"
+	    echo TOKEN=new >>"$GITHUB_ENV"'
+	[ "$output" = "" ]
+	[ "$(cat "$outputs")" = "$(printf '%s\n' before=0 version=2 \
+	    attempts=2 exit-status=0 outcome=success)" ]
+	[ "$(cat "$envfile")" = "TOKEN=new" ]
+	[ "$(step_files)" = "" ]
+	# A run that gives up keeps its last attempt's, failed as they are.
+	github_env
+	run -1 --separate-stderr "$RETRY" -q -n 2 -b 1ms sh -c \
+	    'echo "version=$RETRY_ATTEMPT" >>"$GITHUB_OUTPUT"
+	    echo "TOKEN=t$RETRY_ATTEMPT" >>"$GITHUB_ENV"; exit 1'
+	[ "$(cat "$outputs")" = "$(printf '%s\n' version=2 attempts=2 \
+	    exit-status=1 outcome=attempts_exhausted)" ]
+	[ "$(cat "$envfile")" = "TOKEN=t2" ]
+	[ "$(step_files)" = "" ]
+}
+
+@test "GitHub: NAME<<DELIM values pass as they are, an unfinished last line is ended, and a hook writes to the step's files" {
+	github_env
+	run -0 --separate-stderr "$RETRY" -q -n 3 -b 1ms \
+	    --on-retry 'echo "retried=$RETRY_ATTEMPT" >>"$GITHUB_OUTPUT"' \
+	    --on-success 'echo "hook=$GITHUB_OUTPUT" >>"$GITHUB_OUTPUT"' \
+	    sh -c 'printf "notes<<EOF_%s\n  a = b\r\n\nEOF\nEOF_%s\nlast=%s" \
+	        "$RETRY_ATTEMPT" "$RETRY_ATTEMPT" "$RETRY_ATTEMPT" >>"$GITHUB_OUTPUT"
+	    printf "MULTI<<X\nline 1\nline 2\nX\n" >>"$GITHUB_ENV"
+	    [ "$RETRY_ATTEMPT" = 2 ]'
+	# The hooks' lines come first: they are written as they run.
+	[ "$(cat "$outputs")" = "$(printf 'retried=1\nnotes<<EOF_2\n  a = b\r\n\nEOF\nEOF_2\nlast=2\nattempts=2\nexit-status=0\noutcome=success\nhook=%s' "$outputs")" ]
+	[ "$(cat "$envfile")" = "$(printf 'MULTI<<X\nline 1\nline 2\nX')" ]
+}
+
+@test "GitHub: no GITHUB_OUTPUT or GITHUB_ENV, no file for it; a TMPDIR that cannot have them is one warning, and the attempts write to the step's" {
+	github
+	unset GITHUB_OUTPUT
+	export GITHUB_ENV=$envfile
+	: >"$envfile"
+	run -1 --separate-stderr "$RETRY" -q -n 2 -b 1ms sh -c '
+	    echo "${GITHUB_OUTPUT-unset}"; echo "TOKEN=$RETRY_ATTEMPT" >>"$GITHUB_ENV"
+	    ls "$TMPDIR" | grep GITHUB_; exit 1'
+	# One file, the same for both attempts.
+	f=$(sed -n 2p <<<"$output")
+	[[ $f == retry-GITHUB_ENV.?????? ]]
+	[ "$output" = "$(printf 'unset\n%s\nunset\n%s' "$f" "$f")" ]
+	[ "$(cat "$envfile")" = "TOKEN=2" ]
+	[ ! -s "$outputs" ]
+	[ "$(step_files)" = "" ]
+	# Neither: nothing made.
+	unset GITHUB_ENV
+	run -0 --separate-stderr "$RETRY" -q sh -c \
+	    'echo "${GITHUB_OUTPUT-unset} ${GITHUB_ENV-unset}"
+	    ls "$TMPDIR" | grep GITHUB_; true'
+	[ "$output" = "unset unset" ]
+	# TMPDIR missing: the run goes on as before, every line kept.
+	github_env
+	run -1 --separate-stderr env TMPDIR="$PWD/none" "$RETRY" -q -n 2 \
+	    -b 1ms sh -c 'echo "v=$RETRY_ATTEMPT" >>"$GITHUB_OUTPUT"
+	    echo "E=$RETRY_ATTEMPT" >>"$GITHUB_ENV"; exit 1'
+	[ "$(grep '^retry:' <<<"$stderr")" = "retry: --ci: no file in $PWD/none (No such file or directory), so every attempt writes to GITHUB_OUTPUT and GITHUB_ENV themselves" ]
+	[ "$(cat "$outputs")" = "$(printf '%s\n' v=1 v=2 attempts=2 \
+	    exit-status=1 outcome=attempts_exhausted)" ]
+	[ "$(cat "$envfile")" = "$(printf 'E=1\nE=2')" ]
+}
+
+@test "GitHub: a nested run keeps only its last attempt's lines, in its outer attempt's file; the outer run passes on its last" {
+	github_env
+	run -0 --separate-stderr "$RETRY" -q -n 2 -b 1ms "$RETRY" -q -n 2 -b 1ms sh -c '
+	    n=$(($(cat count 2>/dev/null || echo 0) + 1)); echo "$n" >count
+	    echo "v=$n" >>"$GITHUB_OUTPUT"; echo "E=$n" >>"$GITHUB_ENV"
+	    [ "$n" = 4 ]'
+	[ "$(cat count)" = 4 ]
+	[ "$(cat "$outputs")" = "$(printf '%s\n' v=4 attempts=2 exit-status=0 \
+	    outcome=success)" ]
+	[ "$(cat "$envfile")" = "E=4" ]
+	[ "$(step_files)" = "" ]
+}
+
+@test "GitHub: SIGTERM in the last attempt passes on its lines before retry dies" {
+	github_env
+	"$RETRY" -q -n 2 -b 1ms sh -c '
+	    echo "v=$RETRY_ATTEMPT" >>"$GITHUB_OUTPUT"
+	    [ "$RETRY_ATTEMPT" = 1 ] && exit 1
+	    touch started; exec sleep 10' 3>&- 2>/dev/null &
+	echo $! >bg.pid
+	wait_for started
+	rc=0
+	kill -TERM "$(cat bg.pid)"
+	wait "$(cat bg.pid)" || rc=$?
+	[ "$rc" -eq 143 ]
+	[ "$(cat "$outputs")" = "$(printf '%s\n' v=2 attempts=2 \
+	    exit-status=143 outcome=interrupted)" ]
+	[ "$(step_files)" = "" ]
+}
+
+@test "--ci gitlab, --ci none and a run outside CI leave GITHUB_OUTPUT and GITHUB_ENV to the attempts as they are" {
+	for how in GITLAB_CI=true,--ci=auto GITHUB_ACTIONS=true,--ci=gitlab \
+	    GITHUB_ACTIONS=true,--ci=none GITHUB_ACTIONS=false,--ci=auto; do
+		export GITHUB_OUTPUT=$outputs GITHUB_ENV=$envfile
+		: >"$outputs"
+		: >"$envfile"
+		run -1 --separate-stderr env "${how%,*}" "$RETRY" "${how#*,}" \
+		    -q -n 2 -b 1ms sh -c '
+		    [ "$GITHUB_OUTPUT $GITHUB_ENV" = "$0 $1" ] || echo wrong
+		    echo "v=$RETRY_ATTEMPT" >>"$GITHUB_OUTPUT"
+		    echo "E=$RETRY_ATTEMPT" >>"$GITHUB_ENV"; exit 1' \
+		    "$outputs" "$envfile"
+		[ "$output" = "" ]
+		[ "$(cat "$outputs")" = "$(printf 'v=1\nv=2')" ]
+		[ "$(cat "$envfile")" = "$(printf 'E=1\nE=2')" ]
+		[ "$(step_files)" = "" ]
+	done
+}
+
+@test "GitHub: SIGKILL leaves the step's files without a failed attempt's line, and the attempts' two files in TMPDIR" {
+	github_env
+	"$RETRY" -q -n 2 -b 1ms sh -c '
+	    echo "v=$RETRY_ATTEMPT" >>"$GITHUB_OUTPUT"
+	    echo "E=$RETRY_ATTEMPT" >>"$GITHUB_ENV"
+	    [ "$RETRY_ATTEMPT" = 1 ] && exit 1
+	    echo $$ >started; exec sleep 10' 3>&- 2>/dev/null &
+	echo $! >bg.pid
+	wait_for started
+	later "$(cat started)"
+	kill -KILL "$(cat bg.pid)"
+	wait "$(cat bg.pid)" || true
+	kill -KILL "$(cat started)"
+	[ ! -s "$outputs" ] && [ ! -s "$envfile" ]
+	[ "$(step_files | sed 's/\.......$//')" = "$(printf 'retry-GITHUB_ENV\nretry-GITHUB_OUTPUT')" ]
 }
