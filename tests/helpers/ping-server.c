@@ -185,7 +185,9 @@ read_body(int c, struct request *r)
 	if (!isdigit((unsigned char)*v) || errno != 0 ||
 	    (*end != '\r' && *end != ' '))
 		return 400;
-	if (len > BODY_MAX || have > len)
+	if (have > len)
+		return 400;	/* one request a connection */
+	if (len > BODY_MAX)
 		return 413;
 	if ((r->body = malloc(len + 1)) == NULL)
 		die("malloc");
