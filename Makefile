@@ -64,7 +64,8 @@ TESTPROGS = tests/helpers/ptyrun tests/helpers/clock-now \
 	tests/helpers/how-ended tests/helpers/socket-stdin \
 	tests/helpers/hold-lock tests/helpers/rename-race \
 	tests/helpers/slow-proxy tests/helpers/breaker-test \
-	tests/helpers/http-answer tests/helpers/hint-parse
+	tests/helpers/http-answer tests/helpers/hint-parse \
+	tests/helpers/ping-server
 
 # One rule for them all (bmake has no pattern rules of this kind): each
 # is its one source file.

@@ -24,15 +24,16 @@ page_options() {
 	rendered "$1" | grep -o -- '--[a-z][a-z0-9-]\+' | sort -u
 }
 
-# The mistyped option of retry.1's DIAGNOSTICS, which retry refuses.
-FOREIGN='--atempts'
+# The mistyped option of retry.1's DIAGNOSTICS, which retry refuses, and
+# curl's options in the heartbeat recipes of its EXAMPLES.
+FOREIGN='--atempts --data-binary --data-urlencode --retry'
 # Other programs' options that a page quotes: node_exporter's, in the
 # recipe of retry-formats.5, and curl's, for RETRY_LOG there.
 OTHERS='--collector --data-binary'
 
 @test "every long option in --help is in retry.1, and every one in retry.1 is in --help" {
 	help=$("$RETRY" --help | grep -o -- '--[a-z][a-z0-9-]\+' | sort -u)
-	page=$(page_options retry.1 | grep -vxF -- "$FOREIGN")
+	page=$(page_options retry.1 | grep -vxF -f <(tr ' ' '\n' <<<"$FOREIGN"))
 	[ -n "$help" ]
 	[ "$help" = "$page" ]
 	run -125 "$RETRY" --atempts 3 true
