@@ -2,9 +2,10 @@
 /*
  * What each attempt finds in its environment (RETRY_IDEMPOTENCY_KEY,
  * RETRY_ATTEMPT, RETRY_MAX_ATTEMPTS, RETRY_DEADLINE, RETRY_AFTER_FILE)
- * and what retry reads from it (an outer retry's key and deadline); and
- * the Retry-After hint file itself, a name in a private directory that
- * costs nothing until an attempt writes it.
+ * and what retry reads from it (an outer retry's key and deadline); the
+ * file of RETRY_ENV_FILE, whose variables it sets for the next attempts;
+ * and the Retry-After hint file itself, a name in a private directory
+ * that costs nothing until an attempt writes it.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -207,6 +208,180 @@ export_environment(const char *key, char *const argv[], long attempts,
 	if (deadline == NEVER || outer)
 		return;		/* an outer retry's value stands as it is */
 	export("RETRY_DEADLINE", deadline_text(buf, sizeof(buf), deadline));
+}
+
+/* ---- RETRY_ENV_FILE --------------------------------------------------- */
+
+static char	 env_path[PATH_MAX];	/* the run's file, or "" for none */
+
+/*
+ * RETRY_ENV_FILE, where an attempt or an --on-retry hook may write the
+ * variables of the attempts that follow: made once per run (mkstemp(3),
+ * 0600) when the run may retry (wanted), since a run of one attempt has
+ * no next attempt to set anything for.  Where TMPDIR cannot have it, one
+ * warning and the run goes on without.  Else the variable is unset: an
+ * inherited one is not passed on as if it were this run's.
+ */
+void
+export_env_file(int wanted)
+{
+	int fd;
+
+	if (wanted) {
+		if (snprintf(env_path, sizeof(env_path), "%s/retry-env.XXXXXX",
+		    temp_dir()) >= (int)sizeof(env_path))
+			errno = ENAMETOOLONG;
+		else if ((fd = mkstemp(env_path)) != -1) {
+			if (close(fd) == -1)
+				warning("close");
+			export("RETRY_ENV_FILE", env_path);
+			return;
+		}
+		warning("RETRY_ENV_FILE: no file in %s, so it is unset",
+		    temp_dir());
+		env_path[0] = '\0';
+	}
+	if (unsetenv("RETRY_ENV_FILE") == -1)
+		fatal("unsetenv RETRY_ENV_FILE");
+}
+
+/* Whatever is at the path goes: a file, or what an attempt put there. */
+static void
+env_file_remove(void)
+{
+	if (unlink(env_path) == 0 || errno == ENOENT)
+		return;
+	if ((errno == EISDIR || errno == EPERM) && rmdir(env_path) == 0)
+		return;
+	warning("RETRY_ENV_FILE %s", env_path);
+}
+
+/*
+ * What the file holds, up to size bytes, into buf; then it is emptied,
+ * so that what the next attempt writes is its own.  0 when it is empty
+ * or gone, -1 when it could not be read (said).  Only a regular file is
+ * read, and opened with O_NONBLOCK: a FIFO or a link that an attempt
+ * leaves at the path cannot hold retry, and goes.
+ */
+static ssize_t
+take_env_file(char *buf, size_t size)
+{
+	struct stat st;
+	ssize_t n = 0, got;
+	int fd;
+
+	if ((fd = open(env_path, O_RDWR | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		warning("RETRY_ENV_FILE %s not read", env_path);
+		env_file_remove();
+		return -1;
+	}
+	if (fstat(fd, &st) == -1) {
+		warning("RETRY_ENV_FILE %s not read", env_path);
+		n = -1;
+	} else if (!S_ISREG(st.st_mode)) {
+		warningx("RETRY_ENV_FILE %s not read: not a regular file",
+		    env_path);
+		n = -1;
+	}
+	while (n != -1 && (size_t)n < size &&
+	    (got = read(fd, buf + n, size - (size_t)n)) != 0)
+		if (got > 0)
+			n += got;
+		else if (errno != EINTR) {
+			warning("RETRY_ENV_FILE %s not read", env_path);
+			n = -1;
+		}
+	if (n > 0 && ftruncate(fd, 0) == -1)
+		warning("RETRY_ENV_FILE %s not emptied", env_path);
+	if (close(fd) == -1)
+		warning("close");
+	if (n == -1)
+		env_file_remove();
+	return n;
+}
+
+/*
+ * NAME=VALUE in the environment, as a putenv(3) string of retry's own
+ * that frees the one it replaces: setenv(3) would keep every old value,
+ * and a run that sets a token before each of unlimited attempts would
+ * grow without end.
+ */
+static void
+set_variable(const struct env_assign *a)
+{
+	static char **mine;
+	static size_t nmine, cap;
+	char **grown, *var;
+	size_t i;
+
+	if ((var = malloc(a->name_len + a->value_len + 2)) == NULL)
+		fatal("malloc");
+	memcpy(var, a->name, a->name_len);
+	var[a->name_len] = '=';
+	memcpy(var + a->name_len + 1, a->value, a->value_len);
+	var[a->name_len + 1 + a->value_len] = '\0';
+	if (putenv(var) != 0)
+		fatal("putenv %.*s", (int)a->name_len, a->name);
+	detail("RETRY_ENV_FILE sets %.*s", (int)a->name_len, a->name);
+	for (i = 0; i < nmine; i++)
+		if (strncmp(mine[i], var, a->name_len + 1) == 0) {
+			free(mine[i]);	/* out of environ: var took its place */
+			mine[i] = var;
+			return;
+		}
+	if (nmine == cap) {
+		cap = cap == 0 ? 16 : cap * 2;
+		if ((grown = realloc(mine, cap * sizeof(*mine))) == NULL)
+			fatal("malloc");
+		mine = grown;
+	}
+	mine[nmine++] = var;
+}
+
+/*
+ * Before an attempt: the variables that the attempts and hooks before it
+ * wrote to RETRY_ENV_FILE, set in retry's environment, so that this one
+ * and all that follow find them (and so do later hooks).  A file over
+ * ENVFILE_MAX, or one that envfile.c refuses whole, sets nothing: no
+ * attempt runs with half a change.
+ */
+void
+set_env_file_variables(enum env_names names)
+{
+	static char buf[ENVFILE_MAX + 1];
+	struct envfile ef;
+	ssize_t n;
+	size_t i;
+
+	if (env_path[0] == '\0' || (n = take_env_file(buf, sizeof(buf))) <= 0)
+		return;
+	if ((size_t)n > ENVFILE_MAX) {
+		warningx("RETRY_ENV_FILE: over 64 KiB, refused whole: nothing "
+		    "set");
+		return;
+	}
+	if (envfile_parse(buf, (size_t)n, names, &ef) == -1)
+		fatal("RETRY_ENV_FILE");
+	for (i = 0; i < ef.nwarn; i++)
+		warningx("RETRY_ENV_FILE: %s", ef.warn[i]);
+	if (ef.unsaid > 0)
+		warningx("RETRY_ENV_FILE: %zu more names not set", ef.unsaid);
+	for (i = 0; i < ef.nset; i++)
+		set_variable(&ef.set[i]);
+	envfile_free(&ef);
+}
+
+/* On every way out but SIGKILL, the file goes. */
+void
+env_file_close(void)
+{
+	if (env_path[0] == '\0')
+		return;
+	env_file_remove();
+	env_path[0] = '\0';
 }
 
 /* ---- The Retry-After hint file --------------------------------------- */

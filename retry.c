@@ -226,6 +226,7 @@ clean_up(void)
 	size_t i;
 
 	hint_close();
+	env_file_close();
 	for (i = ndrops; i > 0; i--)	/* the last started first */
 		drops[i - 1]();
 }
@@ -325,6 +326,7 @@ begin_run(const struct policy *p, struct run *r)
 	}
 	tell_kind(RUN_BEGINS, p, r);
 	export_hint_file();
+	export_env_file(p->attempts != 1 || p->reset_after != 0);
 	if ((relaying = stdio_relayed(p)))
 		start_relay(p, hold_all);
 	if (p->circuit != NULL)
@@ -580,6 +582,7 @@ run_attempt(const struct policy *p, struct run *r)
 	r->attempt = r->reset ? 1 : r->attempt + 1;
 	r->attempts++;
 	r->reset = 0;
+	set_env_file_variables(p->env_names);
 	export_attempt(r->attempt);
 	tell_kind(ATTEMPT_STARTS, p, r);
 	memset(&lim, 0, sizeof(lim));	/* no group to tell, no tick */
