@@ -140,6 +140,13 @@ envfile_parse(const char *text, size_t len, enum env_names names,
 	size_t at = 0, n, lineno = 0, start, value_len;
 
 	memset(ef, 0, sizeof(*ef));
+	/* No value holds a NUL: its line, for the message. */
+	if ((value = memchr(text, '\0', len)) != NULL) {
+		for (line = text; (line = memchr(line, '\n',
+		    (size_t)(value - line))) != NULL; line++)
+			lineno++;
+		return refuse_all(ef, lineno + 1, "has a NUL byte");
+	}
 	while (at < len) {
 		line = text + at;
 		n = line_length(text, len, at);
@@ -147,8 +154,6 @@ envfile_parse(const char *text, size_t len, enum env_names names,
 		at += n + 1;
 		if (n == 0)
 			continue;
-		if (memchr(line, '\0', n) != NULL)
-			return refuse_all(ef, start, "has a NUL byte");
 		eq = memchr(line, '=', n);
 		hd = memmem(line, n, "<<", 2);
 		if (eq != NULL && (hd == NULL || eq < hd)) {
