@@ -225,8 +225,8 @@ clean_up(void)
 {
 	size_t i;
 
+	env_file_close();	/* before hint_close() closes its directory */
 	hint_close();
-	env_file_close();
 	for (i = ndrops; i > 0; i--)	/* the last started first */
 		drops[i - 1]();
 }
@@ -326,11 +326,11 @@ begin_run(const struct policy *p, struct run *r)
 	}
 	tell_kind(RUN_BEGINS, p, r);
 	export_hint_file();
-	export_env_file(p->attempts != 1 || p->reset_after != 0);
 	if ((relaying = stdio_relayed(p)))
 		start_relay(p, hold_all);
 	if (p->circuit != NULL)
 		gate_open(p);
+	export_env_file(p->attempts != 1 || p->reset_after != 0);
 	proc_init(relaying ? &io : NULL, r->deadline);
 	if (r->deadline <= r->start)
 		return DEADLINE;

@@ -8,7 +8,7 @@ load helpers/common
 
 setup() {
 	in_test_dir
-	unset RETRY_ENV_FILE MIRROR TOKEN
+	unset RETRY_ENV_FILE MIRROR TOKEN XDG_RUNTIME_DIR
 }
 
 # The variables an attempt sees, a line per attempt, into seen.
@@ -145,27 +145,36 @@ retry: RETRY_ENV_FILE: line 2 starts a value that no delimiter ends: nothing set
 	[[ $stderr != *s3cr3t* ]]
 }
 
-@test "the file: 0600 in TMPDIR, one for the run, gone after it however it ends but SIGKILL" {
-	run -1 --separate-stderr "$RETRY" -q -n 3 -b 1ms \
-	    sh -c 'echo "$RETRY_ENV_FILE" >>paths; stat -c %a "$RETRY_ENV_FILE" >>modes; exit 1'
-	[ "$(sort -u paths | wc -l)" -eq 1 ]
-	matches "$(head -1 paths)" "^$TMPDIR/retry-env\.[A-Za-z0-9]{6}\$"
-	[ "$(sort -u modes)" = 600 ]
-	[ ! -e "$(head -1 paths)" ]
-	[ -z "$(ls "$TMPDIR" | grep env)" ]
-	# Passed, or stopped by a signal in an attempt.
-	rm paths
-	run -0 "$RETRY" -n 3 sh -c 'echo "$RETRY_ENV_FILE" >paths'
-	[ ! -e "$(cat paths)" ]
-	run -143 "$RETRY" -n 3 sh -c 'echo "$RETRY_ENV_FILE" >paths; kill -TERM $PPID; sleep 5'
-	[ ! -e "$(cat paths)" ]
-	# An attempt that removed it, or put a directory there.
-	run -1 --separate-stderr "$RETRY" -q -n 2 -b 1ms sh -c 'rm -f "$RETRY_ENV_FILE"; exit 1'
+@test "the file: a name beside the hint's that the first write makes, read once and removed, gone after the run however it ends" {
+	unset XDG_RUNTIME_DIR
+	local dir=$TMPDIR/retry-$(id -u)
+	run -1 --separate-stderr "$RETRY" -q -n 3 -b 1ms sh -c '
+		echo "$RETRY_ENV_FILE" >>paths
+		[ -e "$RETRY_ENV_FILE" ] && echo there >>paths
+		echo "MIRROR=$RETRY_ATTEMPT" >>"$RETRY_ENV_FILE"; exit 1'
 	expect_stderr ""
+	[ "$(sort -u paths | wc -l)" -eq 1 ]
+	matches "$(head -1 paths)" "^$dir/[0-9]+-[0-9a-f]{16}\.env\$"
+	[ -z "$(ls -A "$dir")" ]
+	# Passed, or stopped by a signal in an attempt that wrote it.
+	run -0 "$RETRY" -n 3 sh -c 'echo A=1 >"$RETRY_ENV_FILE"'
+	run -143 "$RETRY" -n 3 sh -c 'echo A=1 >"$RETRY_ENV_FILE"; kill -TERM $PPID; sleep 5'
+	[ -z "$(ls -A "$dir")" ]
+	# An attempt that put a directory there.
 	run -1 --separate-stderr "$RETRY" -q -n 2 -b 1ms \
-	    sh -c 'echo "$RETRY_ENV_FILE" >paths; rm -f "$RETRY_ENV_FILE"; mkdir "$RETRY_ENV_FILE"; exit 1'
-	[ ! -e "$(cat paths)" ]
-	[ -z "$(ls "$TMPDIR" | grep env)" ]
+	    sh -c 'echo "$RETRY_ENV_FILE" >path; mkdir "$RETRY_ENV_FILE"; exit 1'
+	expect_stderr "retry: RETRY_ENV_FILE $(cat path) not read: not a regular file"
+	[ -z "$(ls -A "$dir")" ]
+	# Killed with SIGKILL, a file left is swept by the next run that reads one.
+	"$RETRY" -n 2 sh -c 'echo A=1 >"$RETRY_ENV_FILE"; echo "$RETRY_ENV_FILE" >left; exec sleep 5' 3>&- &
+	local pid=$!
+	wait_for_text left env
+	kill -KILL "$pid"
+	wait "$pid" || true
+	[ -e "$(cat left)" ]
+	run -0 "$RETRY" -n 2 -b 1ms sh -c '[ "$RETRY_ATTEMPT" = 2 ] ||
+		{ echo A=1 >"$RETRY_ENV_FILE"; exit 1; }'
+	[ -z "$(ls -A "$dir")" ]
 }
 
 @test "a FIFO left at the path holds retry neither before the next attempt nor at the end" {
@@ -178,10 +187,9 @@ retry: RETRY_ENV_FILE: line 2 starts a value that no delimiter ends: nothing set
 @test "a run of one attempt has no RETRY_ENV_FILE, not even an inherited one" {
 	RETRY_ENV_FILE=/tmp/outer run -0 "$RETRY" -n 1 sh -c 'echo "${RETRY_ENV_FILE-unset}"'
 	[ "$output" = unset ]
-	[ -z "$(ls "$TMPDIR" | grep env)" ]
 	# Unless --reset-after may count from 1 again.
 	run -0 "$RETRY" -n 1 --reset-after 1h sh -c 'echo "${RETRY_ENV_FILE-unset}"'
-	matches "$output" "^$TMPDIR/retry-env\."
+	matches "$output" "/[0-9]+-[0-9a-f]{16}\.env\$"
 }
 
 @test "TMPDIR missing: RETRY_ENV_FILE unset, one warning, the run goes on" {
@@ -189,5 +197,5 @@ retry: RETRY_ENV_FILE: line 2 starts a value that no delimiter ends: nothing set
 	    "$RETRY" -q -n 2 -b 1ms sh -c 'echo "${RETRY_ENV_FILE-unset}"; exit 1'
 	[ "$output" = "unset
 unset" ]
-	expect_stderr "retry: RETRY_ENV_FILE: no file in $BATS_TEST_TMPDIR/none, so it is unset: No such file or directory"
+	expect_stderr "retry: RETRY_ENV_FILE: no private directory, so it is unset: $BATS_TEST_TMPDIR/none/retry-$(id -u): No such file or directory"
 }
