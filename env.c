@@ -467,6 +467,8 @@ export_hint_file(void)
 
 static char	 env_name[sizeof(hint_name) + 4];	/* hint_name + ".env" */
 static char	 env_path[PATH_MAX];	/* the two, or "" when none */
+static char	**env_set;		/* the putenv(3) strings set from it */
+static size_t	 env_nset, env_cap;
 
 /*
  * RETRY_ENV_FILE, where an attempt or an --on-retry hook may write the
@@ -568,33 +570,32 @@ take_env_file(char *buf, size_t size)
 static void
 set_variable(const struct env_assign *a)
 {
-	static char **mine;
-	static size_t nmine, cap;
-	char **grown, *var;
-	size_t i;
+	size_t i, size = a->name_len + 1 + a->value_len + 1;
+	char **grown, *var = malloc(size);
 
-	if ((var = malloc(a->name_len + a->value_len + 2)) == NULL)
+	if (var == NULL)
 		fatal("malloc");
-	memcpy(var, a->name, a->name_len);
-	var[a->name_len] = '=';
-	memcpy(var + a->name_len + 1, a->value, a->value_len);
-	var[a->name_len + 1 + a->value_len] = '\0';
+	else
+		(void)snprintf(var, size, "%.*s=%.*s", (int)a->name_len,
+		    a->name, (int)a->value_len, a->value);
 	if (putenv(var) != 0)
 		fatal("putenv %.*s", (int)a->name_len, a->name);
 	detail("RETRY_ENV_FILE sets %.*s", (int)a->name_len, a->name);
-	for (i = 0; i < nmine; i++)
-		if (strncmp(mine[i], var, a->name_len + 1) == 0) {
-			free(mine[i]);	/* out of environ: var took its place */
-			mine[i] = var;
+	for (i = 0; i < env_nset; i++)
+		if (strncmp(env_set[i], var, a->name_len + 1) == 0) {
+			free(env_set[i]);  /* out of environ: var took its place */
+			env_set[i] = var;
 			return;
 		}
-	if (nmine == cap) {
-		cap = cap == 0 ? 16 : cap * 2;
-		if ((grown = realloc(mine, cap * sizeof(*mine))) == NULL)
+	if (env_nset == env_cap) {
+		env_cap = env_cap == 0 ? 16 : env_cap * 2;
+		if ((grown = realloc(env_set, env_cap * sizeof(*grown))) ==
+		    NULL)
 			fatal("malloc");
-		mine = grown;
+		env_set = grown;
 	}
-	mine[nmine++] = var;
+	/* cppcheck-suppress nullPointerRedundantCheck ; fatal() returns not */
+	env_set[env_nset++] = var;
 }
 
 /*
