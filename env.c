@@ -594,7 +594,7 @@ set_variable(const struct env_assign *a)
 			fatal("malloc");
 		env_set = grown;
 	}
-	/* cppcheck-suppress nullPointerRedundantCheck ; fatal() returns not */
+	/* cppcheck-suppress nullPointerRedundantCheck ; fatal() ends retry */
 	env_set[env_nset++] = var;
 }
 

@@ -32,7 +32,8 @@ warn(struct envfile *ef, const char *name, size_t len, const char *why)
 	}
 	/* A name shown at most 64 bytes long: a line, not a page. */
 	(void)snprintf(ef->warn[ef->nwarn++], sizeof(ef->warn[0]),
-	    "'%.*s%s' not set: %s", (int)(len > 64 ? 64 : len), name, len > 64 ? "..." : "", why);
+	    "'%.*s%s' not set: %s", (int)(len > 64 ? 64 : len), name,
+	    len > 64 ? "..." : "", why);
 }
 
 /*

@@ -5,7 +5,8 @@
  * retry's stderr for output, and the facts of the event that called it
  * in RETRY_STATUS, RETRY_SIGNAL, RETRY_OUTCOME, RETRY_NEXT_DELAY,
  * RETRY_ELAPSED and RETRY_REPORT, in place of the caller's own values,
- * which come back after it.  Nothing a hook does changes the run.
+ * which come back after it.  Nothing a hook does changes the run but
+ * what it writes to RETRY_ENV_FILE (env.c), which the next attempt finds.
  */
 #include "compat.h"	/* first: the feature macros */
 

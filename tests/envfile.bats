@@ -85,6 +85,16 @@ retry: RETRY_ENV_FILE: 'IFS' not set: needs --env-from-hooks all"
 same PATH" ]
 }
 
+@test "past 16 names refused, the rest are counted in one line" {
+	run -0 --separate-stderr "$RETRY" -q -n 2 -b 1ms \
+	    --on-retry 'for i in $(seq 20); do echo "RETRY_X$i=1"; done >>"$RETRY_ENV_FILE"; echo MIRROR=b >>"$RETRY_ENV_FILE"' \
+	    sh -c '[ "$RETRY_ATTEMPT" = 2 ] || exit 1; echo "$MIRROR"'
+	[ "$output" = b ]
+	[ "${#stderr_lines[@]}" -eq 17 ]
+	[ "${stderr_lines[15]}" = "retry: RETRY_ENV_FILE: 'RETRY_X16' not set: a name of retry's own (RETRY_*)" ]
+	[ "${stderr_lines[16]}" = "retry: RETRY_ENV_FILE: 4 more names not set" ]
+}
+
 @test "--env-from-hooks all lets PATH, LD_* and IFS through, never RETRY_*" {
 	# env itself, retried on its success: no shell resets IFS on the way.
 	run -0 --separate-stderr "$RETRY" -q -n 2 -b 1ms -o 0 --env-from-hooks all \
