@@ -506,6 +506,35 @@ extern const char help_text[];	/* the usage line and the options */
 enum parsed	 parse_options(int, char *[], struct policy *, char *, size_t);
 void		 free_policy(struct policy *);
 
+/* ---- envfile.c ------------------------------------------------------- */
+/*
+ * RETRY_ENV_FILE's text read as GITHUB_ENV's: the assignments it makes
+ * (spans of the text) and a line for each name refused.  Pure, fuzzed.
+ */
+#define ENVFILE_MAX	65536	/* bytes of the file read, at most */
+#define ENVFILE_WARNMAX	16	/* refusals said one by one; more counted */
+
+struct env_assign {
+	const char	*name, *value;
+	size_t		 name_len, value_len;
+};
+struct envfile {
+	struct env_assign *set;
+	size_t		 nset, cap;
+	char		 warn[ENVFILE_WARNMAX][160];
+	size_t		 nwarn, unsaid;	/* lines in warn; refusals beyond */
+	int		 refused;	/* the whole text: nothing set */
+};
+
+int		 envfile_parse(const char *, size_t, enum env_names,
+		    struct envfile *);
+void		 envfile_free(struct envfile *);
+
+/* env.c's part: the file that RETRY_ENV_FILE names, and what it sets. */
+void		 export_env_file(int);
+void		 set_env_file_variables(enum env_names);
+void		 env_file_close(void);
+
 /* ---- outcome.c ------------------------------------------------------- */
 /*
  * How a run ends: the outcomes, and the one table that gives each its

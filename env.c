@@ -2,10 +2,10 @@
 /*
  * What each attempt finds in its environment (RETRY_IDEMPOTENCY_KEY,
  * RETRY_RUN_ID, RETRY_ATTEMPT, RETRY_MAX_ATTEMPTS, RETRY_DEADLINE,
- * RETRY_AFTER_FILE)
- * and what retry reads from it (an outer retry's key and deadline); and
- * the Retry-After hint file itself, a name in a private directory that
- * costs nothing until an attempt writes it.
+ * RETRY_AFTER_FILE) and what retry reads from it (an outer retry's key
+ * and deadline); the file of RETRY_ENV_FILE, whose variables it sets
+ * for the next attempts; and the Retry-After hint file itself, a name in
+ * a private directory that costs nothing until an attempt writes it.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -230,6 +230,7 @@ export_environment(const char *key, char *const argv[], long attempts,
 static int	 hint_dir = -1;		/* the private directory, open */
 static char	 hint_name[64];		/* this run's file in it */
 static char	 hint_path[PATH_MAX];	/* the two, for RETRY_AFTER_FILE */
+static const char *hint_off;		/* why there is no directory */
 
 /*
  * The private directory of the hint files: $XDG_RUNTIME_DIR/retry, else
@@ -308,15 +309,15 @@ hint_open(uint64_t nonce, const char **why)
 	return hint_path;
 }
 
-/* "PID-NONCE": the PID of a hint file's name, or 0. */
+/* "PID-NONCE", or RETRY_ENV_FILE's "PID-NONCE.env": the PID, or 0. */
 static long
 hint_owner(const char *name)
 {
 	char *end;
 	long pid = strtol(name, &end, 10);
 
-	if (pid <= 0 || *end != '-' || strlen(end + 1) != 16 ||
-	    strspn(end + 1, "0123456789abcdef") != 16)
+	if (pid <= 0 || *end != '-' || strspn(end + 1, "0123456789abcdef") !=
+	    16 || (end[17] != '\0' && strcmp(end + 17, ".env") != 0))
 		return 0;
 	return pid;
 }
@@ -470,8 +471,196 @@ export_hint_file(void)
 	if ((path = hint_open(random_nonce(), &why)) != NULL)
 		export("RETRY_AFTER_FILE", path);
 	else {
+		hint_off = why;
 		if (unsetenv("RETRY_AFTER_FILE") == -1)
 			fatal("unsetenv RETRY_AFTER_FILE");
 		detail("Retry-After hints are off: %s", why);
 	}
+}
+
+/* ---- RETRY_ENV_FILE --------------------------------------------------- */
+
+static char	 env_name[sizeof(hint_name) + 4];	/* hint_name + ".env" */
+static char	 env_path[PATH_MAX];	/* the two, or "" when none */
+static char	**env_set;		/* the putenv(3) strings set from it */
+static size_t	 env_nset, env_cap;
+
+/*
+ * RETRY_ENV_FILE, where an attempt or an --on-retry hook may write the
+ * variables of the attempts that follow: a name of the run's own beside
+ * its hint file, in the private directory, that nothing makes until an
+ * attempt writes it (so a run that never uses it touches no file, and a
+ * SIGKILL leaves nothing that sweep() does not find).  Only when the run
+ * may retry (wanted): a run of one attempt has no next attempt to set
+ * anything for.  Without a private directory, one warning and the run
+ * goes on.  Else the variable is unset: an inherited one is not passed
+ * on as if it were this run's.
+ */
+void
+export_env_file(int wanted)
+{
+	env_path[0] = '\0';
+	if (wanted && hint_dir != -1) {
+		(void)snprintf(env_name, sizeof(env_name), "%s.env", hint_name);
+		if (snprintf(env_path, sizeof(env_path), "%s.env", hint_path) <
+		    (int)sizeof(env_path)) {
+			export("RETRY_ENV_FILE", env_path);
+			return;
+		}
+		env_path[0] = '\0';
+		errno = ENAMETOOLONG;
+	}
+	if (wanted)	/* as -Q says it of its spool */
+		warningx("RETRY_ENV_FILE: no private directory, so it is "
+		    "unset: %s", hint_dir == -1 ? hint_off : strerror(errno));
+	if (unsetenv("RETRY_ENV_FILE") == -1)
+		fatal("unsetenv RETRY_ENV_FILE");
+}
+
+/* Whatever is at the name goes: the file, or what an attempt put there. */
+static void
+env_file_remove(void)
+{
+	if (unlinkat(hint_dir, env_name, 0) == 0 || errno == ENOENT)
+		return;
+	if ((errno == EISDIR || errno == EPERM) &&
+	    unlinkat(hint_dir, env_name, AT_REMOVEDIR) == 0)
+		return;
+	warning("RETRY_ENV_FILE %s", env_path);
+}
+
+/*
+ * What the file holds, up to size bytes, into buf; then it goes, so that
+ * what the next attempt writes is its own.  0 when there is none, -1
+ * when it could not be read (said).  Only a regular file is read, and
+ * opened with O_NONBLOCK: a FIFO or a link that an attempt leaves at the
+ * name cannot hold retry.
+ */
+static ssize_t
+take_env_file(char *buf, size_t size)
+{
+	struct stat st;
+	ssize_t n = 0, got;
+	int fd;
+
+	if ((fd = openat(hint_dir, env_name, O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return 0;	/* nothing written: the usual case */
+		warningx("RETRY_ENV_FILE %s not read: %s", env_path,
+		    errno == ELOOP || errno == EMLINK ? "a symbolic link" :
+		    strerror(errno));
+		env_file_remove();
+		return -1;
+	}
+	if (fstat(fd, &st) == -1) {
+		warning("RETRY_ENV_FILE %s not read", env_path);
+		n = -1;
+	} else if (!S_ISREG(st.st_mode)) {
+		warningx("RETRY_ENV_FILE %s not read: not a regular file",
+		    env_path);
+		n = -1;
+	}
+	while (n != -1 && (size_t)n < size &&
+	    (got = read(fd, buf + n, size - (size_t)n)) != 0)
+		if (got > 0)
+			n += got;
+		else if (errno != EINTR) {
+			warning("RETRY_ENV_FILE %s not read", env_path);
+			n = -1;
+		}
+	if (close(fd) == -1)
+		warning("close");
+	env_file_remove();
+	sweep();
+	return n;
+}
+
+/*
+ * NAME=VALUE in the environment, as a putenv(3) string of retry's own
+ * that frees the one it replaces: setenv(3) would keep every old value,
+ * and a run that sets a token before each of unlimited attempts would
+ * grow without end.
+ */
+static void
+set_variable(const struct env_assign *a)
+{
+	size_t i, size = a->name_len + 1 + a->value_len + 1;
+	char **grown, *var = malloc(size);
+
+	if (var == NULL)
+		fatal("malloc");
+	else
+		(void)snprintf(var, size, "%.*s=%.*s", (int)a->name_len,
+		    a->name, (int)a->value_len, a->value);
+	if (putenv(var) != 0)
+		fatal("putenv %.*s", (int)a->name_len, a->name);
+	detail("RETRY_ENV_FILE sets %.*s", (int)a->name_len, a->name);
+	for (i = 0; i < env_nset; i++)
+		if (strncmp(env_set[i], var, a->name_len + 1) == 0) {
+			free(env_set[i]);  /* out of environ: var took its place */
+			env_set[i] = var;
+			return;
+		}
+	if (env_nset == env_cap) {
+		env_cap = env_cap == 0 ? 16 : env_cap * 2;
+		if ((grown = realloc(env_set, env_cap * sizeof(*grown))) ==
+		    NULL)
+			fatal("malloc");
+		env_set = grown;
+	}
+	/* cppcheck-suppress nullPointerRedundantCheck ; fatal() ends retry */
+	env_set[env_nset++] = var;
+}
+
+/*
+ * Before an attempt: the variables that the attempts and hooks before it
+ * wrote to RETRY_ENV_FILE, set in retry's environment, so that this one
+ * and all that follow find them (and so do later hooks).  A file over
+ * ENVFILE_MAX, or one that envfile.c refuses whole, sets nothing: no
+ * attempt runs with half a change.
+ */
+void
+set_env_file_variables(enum env_names names)
+{
+	static char buf[ENVFILE_MAX + 1];
+	struct envfile ef;
+	ssize_t n;
+	size_t i;
+
+	if (env_path[0] == '\0' || (n = take_env_file(buf, sizeof(buf))) <= 0)
+		return;
+	if ((size_t)n > ENVFILE_MAX) {
+		warningx("RETRY_ENV_FILE: over 64 KiB, refused whole: nothing "
+		    "set");
+		return;
+	}
+	if (envfile_parse(buf, (size_t)n, names, &ef) == -1)
+		fatal("RETRY_ENV_FILE");
+	for (i = 0; i < ef.nwarn; i++)
+		warningx("RETRY_ENV_FILE: %s", ef.warn[i]);
+	if (ef.unsaid > 0)
+		warningx("RETRY_ENV_FILE: %zu more names not set", ef.unsaid);
+	for (i = 0; i < ef.nset; i++)
+		set_variable(&ef.set[i]);
+	envfile_free(&ef);
+}
+
+/*
+ * On every way out but SIGKILL, what an attempt wrote and no attempt
+ * read goes too (one fstatat() finds whether there is any).  Before
+ * hint_close(), which closes the directory.
+ */
+void
+env_file_close(void)
+{
+	struct stat st;
+
+	if (env_path[0] == '\0')
+		return;
+	if (fstatat(hint_dir, env_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		env_file_remove();
+	else if (errno != ENOENT)
+		warning("RETRY_ENV_FILE %s", env_path);
+	env_path[0] = '\0';
 }

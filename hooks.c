@@ -7,7 +7,8 @@
  * RETRY_ELAPSED, RETRY_DURATION, RETRY_REPORT and RETRY_LOG (a file of
  * the attempt's last output, made for the hook and removed after it), in
  * place of the caller's own values, which come back after it.  Nothing a
- * hook does changes the run.
+ * hook does changes the run but what it writes to RETRY_ENV_FILE (env.c),
+ * which the next attempt finds.
  */
 #include "compat.h"	/* first: the feature macros */
 

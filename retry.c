@@ -228,6 +228,7 @@ clean_up(void)
 {
 	size_t i;
 
+	env_file_close();	/* before hint_close() closes its directory */
 	hint_close();
 	for (i = ndrops; i > 0; i--)	/* the last started first */
 		drops[i - 1]();
@@ -350,6 +351,7 @@ begin_run(const struct policy *p, struct run *r)
 		start_relay(p, hold_all);
 	if (p->circuit != NULL)
 		gate_open(p);
+	export_env_file(p->attempts != 1 || p->reset_after != 0);
 	proc_init(relaying ? &io : NULL, r->deadline);
 	if (r->deadline <= r->start)
 		return DEADLINE;
@@ -625,6 +627,7 @@ run_attempt(const struct policy *p, struct run *r)
 	r->attempt = r->reset ? 1 : r->attempt + 1;
 	r->attempts++;
 	r->reset = 0;
+	set_env_file_variables(p->env_names);
 	export_attempt(r->attempt);
 	tell_kind(ATTEMPT_STARTS, p, r);
 	memset(&lim, 0, sizeof(lim));	/* no group to tell, no tick */

@@ -76,7 +76,7 @@ unset" ]
 	done
 	# An inherited RETRY_AFTER_FILE is not passed on as if it were ours.
 	RETRY_AFTER_FILE=/tmp/outer TMPDIR=$BATS_TEST_TMPDIR/none run -0 \
-	    "$RETRY" sh -c 'echo "${RETRY_AFTER_FILE-unset}"'
+	    --separate-stderr "$RETRY" sh -c 'echo "${RETRY_AFTER_FILE-unset}"'
 	[ "$output" = unset ]
 }
 

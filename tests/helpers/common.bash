@@ -12,7 +12,7 @@ PATH=$HELPERS:$PATH
 # make test), each would be an inner run, with one attempt by default and
 # the outer one's key and deadline.  A test that wants one sets them.
 unset RETRY_ATTEMPT RETRY_MAX_ATTEMPTS RETRY_IDEMPOTENCY_KEY \
-    RETRY_DEADLINE RETRY_AFTER_FILE RETRY_STORE
+    RETRY_DEADLINE RETRY_AFTER_FILE RETRY_STORE RETRY_ENV_FILE
 
 # skip_cannot_run_under_qemu: make check-release runs a part of the suite
 # with a release binary under qemu-user (TEST_QEMU names the
