@@ -510,9 +510,11 @@ export_env_file(int wanted)
 		env_path[0] = '\0';
 		errno = ENAMETOOLONG;
 	}
-	if (wanted)	/* as -Q says it of its spool */
-		warningx("RETRY_ENV_FILE: no private directory, so it is "
-		    "unset: %s", hint_dir == -1 ? hint_off : strerror(errno));
+	/* As for hints, -v says it: a run that writes no variable, most
+	 * runs, must not warn of a file it never needed (cron mails it). */
+	if (wanted)
+		detail("RETRY_ENV_FILE is unset: no private directory: %s",
+		    hint_dir == -1 ? hint_off : strerror(errno));
 	if (unsetenv("RETRY_ENV_FILE") == -1)
 		fatal("unsetenv RETRY_ENV_FILE");
 }

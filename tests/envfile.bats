@@ -202,10 +202,14 @@ retry: RETRY_ENV_FILE: line 2 starts a value that no delimiter ends: nothing set
 	matches "$output" "/[0-9]+-[0-9a-f]{16}\.env\$"
 }
 
-@test "TMPDIR missing: RETRY_ENV_FILE unset, one warning, the run goes on" {
+@test "TMPDIR missing: RETRY_ENV_FILE unset, said with -v only, the run goes on" {
 	RETRY_ENV_FILE=/tmp/outer TMPDIR=$BATS_TEST_TMPDIR/none run -1 --separate-stderr \
 	    "$RETRY" -q -n 2 -b 1ms sh -c 'echo "${RETRY_ENV_FILE-unset}"; exit 1'
 	[ "$output" = "unset
 unset" ]
-	expect_stderr "retry: RETRY_ENV_FILE: no private directory, so it is unset: $BATS_TEST_TMPDIR/none/retry-$(id -u): No such file or directory"
+	[ "$stderr" = "" ]
+	TMPDIR=$BATS_TEST_TMPDIR/none run -1 --separate-stderr \
+	    "$RETRY" -v -n 2 -b 1ms false
+	[ "$(grep -c 'RETRY_ENV_FILE is unset' <<<"$stderr")" -eq 1 ]
+	grep -qxF "retry: RETRY_ENV_FILE is unset: no private directory: $BATS_TEST_TMPDIR/none/retry-$(id -u): No such file or directory" <<<"$stderr"
 }
