@@ -20,6 +20,8 @@ static const char *const hook_option[NHOOKS] = {
 	[HOOK_RETRY] = "--on-retry",
 	[HOOK_GIVEUP] = "--on-giveup",
 	[HOOK_SUCCESS] = "--on-success",
+	[HOOK_TOLERATE] = "--on-tolerate",
+	[HOOK_RECOVER] = "--on-recover",
 };
 
 /*
