@@ -876,6 +876,8 @@ struct report_end {
 	char *const	*argv;
 	int64_t		 started_at;	/* real time */
 	const char	*key, *circuit, *store_url;	/* or NULL */
+	const char	*job_name;	/* --job, or NULL */
+	const struct job_end *job;	/* with it: what the run made of it */
 	const char	*outcome;
 	int		 passed_after_retries, status, signal;
 	int64_t		 total;

@@ -341,6 +341,9 @@ job_run_ended(const struct policy *p, struct verdict *v, int64_t until)
 	}
 	e.name = p->job;
 	v->job = e;
+	/* Its annotation in CI: a warning, not the run's error. */
+	if (e.tolerated)
+		v->notice = NOTICE_WARNING;
 	say_decision(p, &e);
 	return 0;
 }

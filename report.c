@@ -185,6 +185,27 @@ put_circuit(FILE *f, const struct report *rep, const struct report_end *e)
 }
 
 /*
+ * The "job" member, only with --job: what the run made of its history;
+ * a run that counted neither way has nulls.
+ */
+static void
+put_job(FILE *f, const char *name, const struct job_end *j)
+{
+	int counted = j->name != NULL;
+
+	fputs(",\n  \"job\": {\"name\": ", f);
+	put_string(f, name);
+	if (counted)
+		fprintf(f, ", \"failed_in_row\": %ld, \"alerting\": %s",
+		    j->failed_in_row, j->alerting ? "true" : "false");
+	else
+		fputs(", \"failed_in_row\": null, \"alerting\": null", f);
+	fprintf(f, ", \"tolerated\": %s, \"alert\": %s, \"recovered\": %s}",
+	    j->tolerated ? "true" : "false", j->alert ? "true" : "false",
+	    j->recovered ? "true" : "false");
+}
+
+/*
  * Where the object is written: the file's new version, or for "-" memory,
  * so that it reaches stderr in one bounded write (close_target).
  */
@@ -257,6 +278,8 @@ report_finish(struct report *rep, const struct report_end *end)
 	fwrite(rep->waits_text, 1, rep->waits_len, f);
 	fputs(rep->nwaits ? "\n  ]" : "]", f);
 	put_circuit(f, rep, end);
+	if (end->job_name != NULL)
+		put_job(f, end->job_name, end->job);
 	fprintf(f, ",\n  \"outcome\": \"%s\",\n  \"passed_after_retries\": %s,"
 	    "\n  \"exit_status\": %d,\n  \"signal\": ", end->outcome,
 	    end->passed_after_retries ? "true" : "false", end->status);
@@ -456,6 +479,8 @@ finish(const struct event *ev)
 	e.started_at = r->start_real;
 	e.key = r->key;
 	e.circuit = p->circuit;
+	e.job_name = p->job;
+	e.job = &ev->verdict->job;
 	e.store_url = p->circuit != NULL && p->store.given ? p->store.shown :
 	    NULL;
 	e.outcome = outcome_table[r->why].key;
