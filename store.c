@@ -802,6 +802,7 @@ job_call(struct shared *c, int64_t until, int nargs, const char *const args[],
 	char key[256];
 	int64_t end = monotonic_now() + s->timeout;
 	enum circuit_step st;
+	enum redis_io io;
 	int i, argc = 0;
 
 	*rep = NULL;
@@ -819,8 +820,8 @@ job_call(struct shared *c, int64_t until, int nargs, const char *const args[],
 		argv[argc++] = args[i];
 	for (i = 0; i < argc; i++)
 		len[i] = strlen(argv[i]);
-	st = judge(c, route_call(&s->route, end, argc, argv, len, rep), *rep,
-	    until < monotonic_now() + s->timeout);
+	io = route_call(&s->route, end, argc, argv, len, rep);
+	st = judge(c, io, *rep, until < monotonic_now() + s->timeout);
 	c->unwanted_password = s->route.unwanted_password;
 	if (st == STEP_SIGNAL)
 		c->signal = sp_caught();
