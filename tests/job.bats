@@ -310,3 +310,19 @@ on() {
 	run -0 "$RETRY" -q -n 1 --store redis://127.0.0.1:1 --store-timeout 200ms \
 	    --job J --alert-after 3 true
 }
+
+@test "the completions offer the jobs that have a record for --job, --job-status and --job-reset" {
+	run -1 "$RETRY" -q -n 1 --job nightly --alert-after 2 false
+	run -0 "$RETRY" -q --circuit api true
+	run -0 bash -c 'source "$1"; COMP_WORDS=(retry "$2" ""); COMP_CWORD=2
+	    COMP_LINE="retry $2 "; COMP_POINT=${#COMP_LINE}; _retry
+	    printf "%s\n" "${COMPREPLY[@]}"' - "$BATS_TEST_DIRNAME/../completions/retry.bash" --job-status
+	[ "$output" = nightly ]
+	run -0 bash -c 'source "$1"; COMP_WORDS=(retry "$2" ""); COMP_CWORD=2
+	    COMP_LINE="retry $2 "; COMP_POINT=${#COMP_LINE}; _retry
+	    printf "%s\n" "${COMPREPLY[@]}"' - "$BATS_TEST_DIRNAME/../completions/retry.bash" --circuit
+	[ "$output" = api ]
+	command -v fish >/dev/null || skip "no fish"
+	run -0 fish -c "source '$BATS_TEST_DIRNAME/../completions/retry.fish'; complete -C 'retry --job-reset '"
+	[ "${output%%$'\t'*}" = nightly ]
+}
