@@ -893,6 +893,22 @@ struct circuit_view;
 int	report_status(struct report *, const char *, const struct circuit_view *,
 	    int);
 
+/* A job's history, as --job-status shows it (job.c). */
+struct job_view {
+	long		 failed;	/* failed runs in a row */
+	int64_t		 since;		/* real time of the first of them, ns */
+	int64_t		 success;	/* of the last success, or 0 */
+	int64_t		 alert;		/* of the last alert, or 0 */
+	int		 alerting;	/* an alert since the last success */
+	long		 alert_after;	/* the last run's --alert-after */
+	int		 found;		/* there is a history */
+	int		 on_store;	/* place is the store's URL */
+	const char	*place;		/* else the directory of the records */
+};
+
+int	report_job_status(struct report *, const char *,
+	    const struct job_view *, int);
+
 /* ---- job.c ---------------------------------------------------------- */
 /*
  * --job NAME: the job's history across runs, in the state directory or on

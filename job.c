@@ -24,16 +24,6 @@
 #define JOB_TEXT_MAX	512
 #define PUT_TRIES	32	/* a store's put that others' runs beat */
 
-/* The history, as both places keep it. */
-struct history {
-	long		 failed;	/* failed runs in a row */
-	int64_t		 since;		/* real time of the first of them, ns */
-	int64_t		 success;	/* of the last success, or 0 */
-	int64_t		 alert;		/* of the last alert, or 0 */
-	int		 alerting;	/* an alert since the last success */
-	long		 alert_after;	/* the last run's --alert-after */
-};
-
 static struct circuit	 place;		/* the record, or the store's words */
 static struct shared	*sh = &place.sh;
 static int		 on_store;
@@ -51,7 +41,7 @@ static const char *const field_names[JOB_FIELDS] = {
  * when it is the alert_after-th in a row or later, else is tolerated.
  */
 static struct job_end
-job_rule(struct history *h, int passed, long alert_after, int64_t now)
+job_rule(struct job_view *h, int passed, long alert_after, int64_t now)
 {
 	struct job_end e;
 
@@ -85,7 +75,7 @@ job_rule(struct history *h, int passed, long alert_after, int64_t now)
 
 /* The fields of h as text, in field_names' order. */
 static void
-history_fields(const struct history *h, char f[JOB_FIELDS][24])
+history_fields(const struct job_view *h, char f[JOB_FIELDS][24])
 {
 	(void)snprintf(f[0], 24, "%ld", h->failed);
 	(void)snprintf(f[1], 24, "%lld", (long long)h->since);
@@ -109,7 +99,7 @@ field_value(const char *text, int64_t max, int64_t *v)
 
 /* The fields' text into *h, each within its range.  -1: corrupt. */
 static int
-history_of(char f[JOB_FIELDS][24], struct history *h)
+history_of(char f[JOB_FIELDS][24], struct job_view *h)
 {
 	int64_t v[JOB_FIELDS], later = realtime_now() + DUR_MAX;
 	static const int64_t max[JOB_FIELDS] = { COUNT_MAX, 0, 0, 0, 1, 1000 };
@@ -133,7 +123,7 @@ history_of(char f[JOB_FIELDS][24], struct history *h)
  * field_names' order, into *h.  -1: corrupt.
  */
 static int
-parse_history(const char *text, struct history *h)
+parse_history(const char *text, struct job_view *h)
 {
 	char f[JOB_FIELDS][24];
 	const char *p = text + strlen(JOB_MAGIC), *end;
@@ -155,7 +145,7 @@ parse_history(const char *text, struct history *h)
 }
 
 static void
-format_history(char *buf, size_t size, const struct history *h)
+format_history(char *buf, size_t size, const struct job_view *h)
 {
 	char f[JOB_FIELDS][24];
 	size_t i, len;
@@ -203,7 +193,7 @@ static enum circuit_step
 file_change(int64_t until, int passed, long alert_after, struct job_end *e)
 {
 	static char text[JOB_TEXT_MAX + 1];
-	struct history h;
+	struct job_view h;
 	enum circuit_step s;
 	size_t got;
 
@@ -241,7 +231,7 @@ static enum circuit_step
 store_change(int64_t until, int passed, long alert_after, struct job_end *e)
 {
 	struct job_hash jh;
-	struct history h;
+	struct job_view h;
 	enum circuit_step s;
 	int tries, stored = 0;
 
@@ -332,8 +322,10 @@ job_run_ended(const struct policy *p, struct verdict *v, int64_t until)
 		return sh->signal;
 	if (s != STEP_DONE) {
 		warningx("job %s: %s; its history is not kept%s", p->job,
-		    sh->err[0] != '\0' ? sh->err : "the store failed earlier "
-		    "in the run", v->passed ? "" : ", so this failed run alerts");
+		    sh->err[0] != '\0' ? sh->err : s == STEP_TIMEOUT ?
+		    "the store did not answer by the deadline" : "the store "
+		    "failed earlier in the run", v->passed ? "" :
+		    ", so this failed run alerts");
 		v->job.name = p->job;
 		v->job.alert = !v->passed;
 		v->job.alerting = !v->passed;
@@ -352,7 +344,7 @@ job_run_ended(const struct policy *p, struct verdict *v, int64_t until)
 
 /* The history of p->job, for a status; *found: there is one. */
 static void
-read_history(const struct policy *p, struct history *h, int *found)
+read_history(const struct policy *p, struct job_view *h, int *found)
 {
 	static char text[JOB_TEXT_MAX + 1];
 	struct job_hash jh;
@@ -385,12 +377,12 @@ when(char *buf, size_t size, int64_t t)
 	return t == 0 ? "never" : fmt_utc(buf, size, t);
 }
 
-/* --job-status: like --circuit-status's lines. */
+/* --job-status: like --circuit-status's lines; the exit status. */
 static int
-print_history(const struct policy *p, const struct history *h, int found)
+print_history(const struct policy *p, const struct job_view *h, int found)
 {
 	char t[32], place_text[4 * PATH_MAX];
-	const char *where = on_store ? p->store.shown : place.dir_path;
+	const char *where = h->place;
 
 	(void)escape(place_text, sizeof(place_text), where, strlen(where));
 	(void)printf("job:       %s\nstate:     %s\n", p->job, h->alerting ?
@@ -414,8 +406,7 @@ print_history(const struct policy *p, const struct history *h, int found)
 	else
 		(void)printf("record:    none: no file %s in %s\n", p->job,
 		    place_text);
-	return close_stdout() != 0 ? EXIT_OWN_FAILURE : h->alerting ?
-	    EXIT_TEMPFAIL : h->failed > 0 ? 1 : 0;
+	return h->alerting ? EXIT_TEMPFAIL : h->failed > 0 ? 1 : 0;
 }
 
 /* --job-reset: the history forgotten; one without a history says so. */
@@ -454,9 +445,14 @@ reset_history(const struct policy *p)
 int
 job_command(const struct policy *p)
 {
-	struct history h;
-	int found;
+	struct report rep;
+	struct job_view h;
+	int found, status;
 
+	/* As for a run: a path that cannot take it is refused first. */
+	if (p->job_command == JOB_STATUS && p->report != NULL &&
+	    report_open(&rep, p->report) == -1)
+		fatalx("--report '%s': %s", p->report, strerror(errno));
 	memset(&place, 0, sizeof(place));
 	place.dir = place.lock = place.record = -1;
 	if (p->store.given) {
@@ -469,5 +465,12 @@ job_command(const struct policy *p)
 	if (p->job_command == JOB_RESET)
 		return reset_history(p);
 	read_history(p, &h, &found);
-	return print_history(p, &h, found);
+	h.found = found;
+	h.on_store = on_store;
+	h.place = on_store ? p->store.shown : place.dir_path;
+	status = print_history(p, &h, found);
+	if (p->report != NULL && report_job_status(&rep, p->job, &h,
+	    status) == -1)
+		fatal("--report '%s'", p->report);
+	return close_stdout() != 0 ? EXIT_OWN_FAILURE : status;
 }

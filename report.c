@@ -422,6 +422,51 @@ report_status(struct report *rep, const char *name,
 	return e;
 }
 
+/* A time of a job's history, or null for 0: never. */
+static void
+put_when(FILE *f, const char *key, int64_t t)
+{
+	fprintf(f, ",\n  \"%s\": ", key);
+	if (t == 0)
+		fputs("null", f);
+	else
+		put_time(f, t);
+}
+
+/*
+ * --job-status with --report FILE: the history of the job name as one
+ * object, written as report_status() writes a circuit's.
+ */
+int
+report_job_status(struct report *rep, const char *name,
+    const struct job_view *v, int status)
+{
+	FILE *f;
+	int e;
+
+	if ((f = open_target(rep)) == NULL) {
+		report_abandon(rep);
+		return -1;
+	}
+	fputs("{\n  \"job\": ", f);
+	put_string(f, name);
+	put_member(f, "store", v->on_store ? v->place : NULL);
+	put_member(f, "state_directory", v->on_store ? NULL : v->place);
+	fprintf(f, ",\n  \"record\": %s,\n  \"state\": \"%s\",\n"
+	    "  \"failed_in_row\": %ld", v->found ? "true" : "false",
+	    v->alerting ? "alerting" : v->failed > 0 ? "failing" : "healthy",
+	    v->failed);
+	put_when(f, "since", v->since);
+	put_when(f, "last_success", v->success);
+	put_when(f, "last_alert", v->alert);
+	fprintf(f, ",\n  \"alerting\": %s,\n  \"alert_after\": %ld,\n"
+	    "  \"exit_status\": %d\n}\n", v->alerting ? "true" : "false",
+	    v->alert_after, status);
+	e = close_target(rep, f, NEVER);
+	report_abandon(rep);
+	return e;
+}
+
 /* ---- The listener ------------------------------------------------- */
 
 static struct report	 run_report;

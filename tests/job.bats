@@ -326,3 +326,15 @@ on() {
 	run -0 fish -c "source '$BATS_TEST_DIRNAME/../completions/retry.fish'; complete -C 'retry --job-reset '"
 	[ "${output%%$'\t'*}" = nightly ]
 }
+
+@test "--job-status --report writes the history as JSON; --job-reset takes no --report" {
+	run -1 "$RETRY" -q -n 1 --job J --alert-after 1 false
+	run -75 "$RETRY" --job-status J --report s.json
+	grep -qx '  "job": "J",' s.json
+	grep -qx '  "state": "alerting",' s.json
+	grep -qx '  "failed_in_row": 1,' s.json
+	grep -qx '  "last_success": null,' s.json
+	grep -qx '  "exit_status": 75' s.json
+	run -125 "$RETRY" --job-reset J --report s.json
+	[ "$output" = "retry: --report goes with a run or --job-status, not --job-reset" ]
+}
