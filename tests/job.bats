@@ -133,8 +133,17 @@ alert_head() {
 @test "a run that ran no attempt or was interrupted counts neither way" {
 	run -1 "$RETRY" -q -n 1 --job J --alert-after 3 false
 	run -124 --separate-stderr "$RETRY" -v -n 1 --job J --alert-after 3 \
-	    --splay 1s -D 50ms false
+	    -D 100ms --min-time 100ms false
 	grep -qx 'retry: job J: the run counts neither way' <<<"$stderr"
+	status_is 1 failing "1 run in a row"
+	"$RETRY" -q -n 1 --job J --alert-after 3 sh -c ': >started; exec sleep 10' 3>&- &
+	local pid=$!
+	later "$pid"
+	wait_for started
+	kill -TERM "$pid"
+	local code=0
+	wait "$pid" || code=$?
+	[ "$code" -eq 143 ]
 	status_is 1 failing "1 run in a row"
 	# A command that cannot run is a job that fails.
 	run -127 "$RETRY" -q -n 1 --job J --alert-after 3 ./no-such-command
