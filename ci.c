@@ -527,6 +527,23 @@ command_line(char *buf, size_t size, char *const argv[])
 }
 
 /*
+ * "; tolerated: ..." for a failed run that --alert-after tolerates (a
+ * warning, not an error: job.c's verdict), else "".
+ */
+static const char *
+tolerated(const struct event *ev, char *buf, size_t size)
+{
+	const struct job_end *j = &ev->verdict->job;
+
+	if (!j->tolerated)
+		return "";
+	(void)snprintf(buf, size, "; tolerated: failed run %ld in a row of "
+	    "job %s (--alert-after %ld)", j->failed_in_row, j->name,
+	    ev->policy->alert_after);
+	return buf;
+}
+
+/*
  * The run's one annotation, titled with the command: a warning when it
  * passed after failed attempts, an error with its outcome when it did not
  * pass, nothing for a pass at the first attempt.  The title is cut to
@@ -536,8 +553,8 @@ static void
 annotate(struct lines *l, const struct event *ev)
 {
 	const struct run *r = ev->run;
-	char cmd[COMMAND_MAX * 4 + 4], title[2048], text[512];
-	char esc[sizeof(text) * 3], label[64], t[32], list[128];
+	char cmd[COMMAND_MAX * 4 + 4], title[2048], text[1024];
+	char esc[sizeof(text) * 3], label[64], t[32], list[128], tol[320];
 	int passed = ev->verdict->passed;
 
 	if (ev->verdict->notice == NOTICE_NONE)
@@ -549,9 +566,9 @@ annotate(struct lines *l, const struct event *ev)
 		    say_label(label, sizeof(label), ev->policy, r), t, list);
 	else
 		(void)snprintf(text, sizeof(text), "gave up after %ld attempt%s "
-		    "in %s s, outcome %s%s", r->attempts,
+		    "in %s s, outcome %s%s%s", r->attempts,
 		    r->attempts == 1 ? "" : "s", t, outcome_table[r->why].key,
-		    list);
+		    list, tolerated(ev, tol, sizeof(tol)));
 	command_line(cmd, sizeof(cmd), ev->policy->argv);
 	add(l, "::%s title=%s::%s\n",
 	    ev->verdict->notice == NOTICE_WARNING ? "warning" : "error",
@@ -798,6 +815,8 @@ follow_attempts(const struct event *ev)
 void
 ci_event(const struct event *ev)
 {
+	char text[512];
+
 	if (separating)
 		follow_attempts(ev);
 	if (format == CI_NONE)
@@ -818,6 +837,9 @@ ci_event(const struct event *ev)
 			end_on_github(ev);
 		else
 			close_group();
+		/* GitLab has no annotation: a plain line says it. */
+		if (format == CI_GITLAB && ev->verdict->job.tolerated)
+			say("%s", tolerated(ev, text, sizeof(text)) + 2);
 		break;
 	case RUN_BEGINS:
 	case CIRCUIT_CHANGES:

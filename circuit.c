@@ -88,9 +88,12 @@ circuit_lock_failed(struct circuit *c, int e)
 
 /* ---- The state directory --------------------------------------------- */
 
-/* $RETRY_STATE_DIR, else $XDG_STATE_HOME/retry, else ~/.local/state/retry. */
+/*
+ * $RETRY_STATE_DIR, else $XDG_STATE_HOME/retry, else ~/.local/state/retry;
+ * and in it sub, when not NULL (the jobs' records, job.c).
+ */
 static int
-state_dir(struct circuit *c)
+state_dir(struct circuit *c, const char *sub)
 {
 	const char *dir;
 	int n;
@@ -105,6 +108,9 @@ state_dir(struct circuit *c)
 	else
 		return failure(c, "no state directory: set RETRY_STATE_DIR, "
 		    "XDG_STATE_HOME or HOME");
+	if (n >= 0 && (size_t)n < sizeof(c->dir_path) && sub != NULL)
+		n += snprintf(c->dir_path + n, sizeof(c->dir_path) - (size_t)n,
+		    "/%s", sub);
 	if (n < 0 || (size_t)n >= sizeof(c->dir_path))
 		return failure(c, "state directory: %s", strerror(ENAMETOOLONG));
 	return 0;
@@ -514,15 +520,14 @@ open_record(struct circuit *c, int writing, int make)
 	return fd;
 }
 
-/* Up to RECORD_MAX bytes of the record into text, NUL-terminated. */
+/* Up to max bytes of the record into text, NUL-terminated. */
 static int
-read_text(struct circuit *c, int fd, char *text, size_t *got)
+read_text(struct circuit *c, int fd, char *text, size_t max, size_t *got)
 {
 	ssize_t n;
 
 	*got = 0;
-	while (*got < RECORD_MAX && (n = read(fd, text + *got,
-	    RECORD_MAX - *got)) != 0) {
+	while (*got < max && (n = read(fd, text + *got, max - *got)) != 0) {
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1)
@@ -534,34 +539,53 @@ read_text(struct circuit *c, int fd, char *text, size_t *got)
 }
 
 /*
+ * Reads the text of the record, up to size - 1 bytes, into text,
+ * NUL-terminated, its length in *got (0: none, or empty).  A file that
+ * does not begin with c->magic is not a record: -1, and it is never
+ * written over.  Writing (a step): the record stays open.
+ */
+static int
+read_raw(struct circuit *c, char *text, size_t size, size_t *got,
+    int writing)
+{
+	size_t magic = strlen(c->magic);
+	int fd, e;
+
+	*got = 0;
+	c->sh.err[0] = '\0';
+	if ((fd = open_record(c, writing, 0)) == -1)
+		return c->sh.err[0] != '\0' ? -1 : 0;	/* else none yet */
+	e = read_text(c, fd, text, size - 1, got);
+	if (writing && e == 0)
+		c->record = fd;
+	else if (close(fd) == -1 && e == 0)
+		e = record_failed(c, errno);
+	c->found = e == 0 && *got > 0;
+	if (e == -1 || *got == 0)
+		return e;
+	if (*got < magic || memcmp(text, c->magic, magic) != 0)
+		return record_failure(c, "is not a record of retry; it is left "
+		    "as it is");
+	return 0;
+}
+
+/*
  * Reads the record into *r: a fresh one when there is none or it is empty;
  * *corrupt set, and a fresh one, when it is a record whose fields are not
- * right.  A file that does not begin as a record is not one: -1, and it is
- * never written over.  Writing (a step): the record stays open.
+ * right.
  */
 static int
 read_record(struct circuit *c, struct record *r, int *corrupt, int writing)
 {
 	static char text[RECORD_MAX + 1];
 	size_t got;
-	int fd, e;
 
 	memset(r, 0, sizeof(*r));
 	*corrupt = 0;
-	c->sh.err[0] = '\0';
-	if ((fd = open_record(c, writing, 0)) == -1)
-		return c->sh.err[0] != '\0' ? -1 : 0;	/* else none yet */
-	e = read_text(c, fd, text, &got);
-	if (writing && e == 0)
-		c->record = fd;
-	else if (close(fd) == -1 && e == 0)
-		e = record_failed(c, errno);
-	c->found = e == 0 && got > 0;
-	if (e == -1 || got == 0)
-		return e;
-	if (got < strlen(MAGIC) || memcmp(text, MAGIC, strlen(MAGIC)) != 0)
-		return record_failure(c, "is not a record of retry; it is left "
-		    "as it is");
+	if (read_raw(c, text, sizeof(text), &got, writing) == -1)
+		return -1;
+	if (got == 0)
+		return 0;
 	if (got == RECORD_MAX || strlen(text) != got ||
 	    parse_record(text, realtime_now(), r) == -1) {
 		memset(r, 0, sizeof(*r));
@@ -626,19 +650,29 @@ write_renamed(struct circuit *c, const char *buf, size_t len)
 	return record_failed(c, e);
 }
 
-/* Replaces the record whole, so that no reader ever sees half of it. */
+/*
+ * Replaces the record whole with the len bytes of buf (whose size is
+ * PAGE_MIN at least, for the padding), so that no reader ever sees half
+ * of it.
+ */
 static int
-write_record(struct circuit *c, const struct record *r)
+write_text(struct circuit *c, char *buf, size_t len)
 {
-	static char buf[RECORD_MAX];	/* PAGE_MIN and more, for the padding */
-	size_t len = format_record(buf, sizeof(buf), r);
-
 	/* Made at its first change (a run that ends counts: any run that ran). */
 	if (c->record == -1 && (c->record = open_record(c, 1, 1)) == -1)
 		return -1;
 	if (len <= PAGE_MIN && c->size <= PAGE_MIN)
 		return write_in_place(c, buf, len);
 	return write_renamed(c, buf, len);
+}
+
+/* Replaces the record whole, so that no reader ever sees half of it. */
+static int
+write_record(struct circuit *c, const struct record *r)
+{
+	static char buf[RECORD_MAX];	/* PAGE_MIN and more, for the padding */
+
+	return write_text(c, buf, format_record(buf, sizeof(buf), r));
 }
 
 /* ---- Steps, under the lock --------------------------------------------- */
@@ -1125,21 +1159,25 @@ host_name(char *buf, size_t size)
 }
 
 /*
- * Opens the state directory and the lock file of NAME (making them if need
- * be, but for reading only), and checks the record.  Returns -1 with the
- * one line that says why in c->sh.err.  Reading only (--circuit-status), a
- * state directory that does not exist yet is an empty one.
+ * Opens the state directory (and in it sub, when not NULL) and the lock
+ * file of NAME there (making them if need be, but for reading only), and
+ * checks that the record, if any, begins with magic.  Returns -1 with the
+ * one line that says why in c->sh.err.  Reading only (a status), a
+ * directory that does not exist yet is an empty one.
  */
 int
-circuit_open(struct circuit *c, const char *name, int reading_only)
+record_open(struct circuit *c, const char *sub, const char *magic,
+    const char *name, int reading_only)
 {
+	static char text[RECORD_MAX + 1];
 	char lockname[NAME_MAX + 1];
-	int corrupt;
+	size_t got;
 
 	memset(c, 0, sizeof(*c));
 	c->sh.name = name;
+	c->magic = magic;
 	c->dir = c->lock = c->record = -1;
-	if (state_dir(c) == -1)
+	if (state_dir(c, sub) == -1)
 		return -1;
 	if ((c->dir = open_state_dir(c, !reading_only)) == -1) {
 		if (!reading_only || !c->missing)
@@ -1151,7 +1189,7 @@ circuit_open(struct circuit *c, const char *name, int reading_only)
 		return 0;	/* --circuit-list: the directory only */
 	host_name(c->host, sizeof(c->host));
 	/* Refused now, not after a --splay: a record that is not one. */
-	if (read_record(c, &rec, &corrupt, 0) == -1)
+	if (read_raw(c, text, sizeof(text), &got, 0) == -1)
 		return -1;
 	(void)snprintf(lockname, sizeof(lockname), ".%s.lock", name);
 	c->lock = openat(c->dir, lockname, reading_only ? O_RDONLY |
@@ -1162,4 +1200,92 @@ circuit_open(struct circuit *c, const char *name, int reading_only)
 	if (c->lock == -1)
 		return lock_failed(c, errno);
 	return check_own_file(c, c->lock, lockname, NULL);
+}
+
+/* The circuit's record of NAME; NULL: the directory only. */
+int
+circuit_open(struct circuit *c, const char *name, int reading_only)
+{
+	return record_open(c, NULL, MAGIC, name, reading_only);
+}
+
+/* ---- Records of other kinds -------------------------------------------- */
+
+/*
+ * A record of another kind (job.c's), opened by record_open(), read and
+ * written as text under the same lock and by the same rules as a
+ * circuit's.  record_begin() takes the lock (STEP_BUSY: another run holds
+ * it; wait with proc_lock() and ask again) and reads the text, at most
+ * size - 1 bytes, NUL-terminated, 0 bytes when there is none yet.
+ */
+enum circuit_step
+record_begin(struct circuit *c, char *text, size_t size, size_t *got)
+{
+	c->sh.err[0] = '\0';
+	if (fcntl(c->lock, F_SETLK, &update_lock) == -1) {
+		if (errno == EAGAIN || errno == EACCES)
+			return STEP_BUSY;
+		(void)lock_failed(c, errno);
+		return STEP_FAILED;
+	}
+	if (read_raw(c, text, size, got, 1) == -1) {
+		(void)end_step(c, 0);
+		return STEP_FAILED;
+	}
+	return STEP_DONE;
+}
+
+/* Writes text (unless NULL) in place of the record, and unlocks. */
+enum circuit_step
+record_end(struct circuit *c, const char *text)
+{
+	static char buf[PAGE_MIN + 1];	/* room for the padding */
+	struct flock unlock = update_lock;
+	enum circuit_step s = STEP_DONE;
+	size_t len;
+
+	if (text != NULL && (len = strlen(text)) >= sizeof(buf))
+		s = record_failure(c, "would be too long") == -1 ? STEP_FAILED :
+		    STEP_DONE;
+	else if (text != NULL) {
+		memcpy(buf, text, len);
+		if (write_text(c, buf, len) == -1)
+			s = STEP_FAILED;
+	}
+	if (c->record != -1 && close(c->record) == -1 && s == STEP_DONE) {
+		(void)record_failed(c, errno);
+		s = STEP_FAILED;
+	}
+	c->record = -1;
+	unlock.l_type = F_UNLCK;
+	if (fcntl(c->lock, F_SETLK, &unlock) == -1 && s == STEP_DONE) {
+		(void)lock_failed(c, errno);
+		s = STEP_FAILED;
+	}
+	return s;
+}
+
+/*
+ * The text of the record under a shared lock (see read_locked()), for a
+ * status; 0 bytes when there is none, or no directory yet.
+ */
+int
+record_read(struct circuit *c, char *text, size_t size, size_t *got)
+{
+	struct flock lock = update_lock;
+	int e;
+
+	*got = 0;
+	text[0] = '\0';
+	if (c->dir == -1)
+		return 0;
+	lock.l_type = F_RDLCK;
+	while (c->lock != -1 && fcntl(c->lock, F_SETLKW, &lock) == -1)
+		if (errno != EINTR)
+			return lock_failed(c, errno);
+	e = read_raw(c, text, size, got, 0);
+	lock.l_type = F_UNLCK;
+	if (c->lock != -1 && fcntl(c->lock, F_SETLK, &lock) == -1 && e == 0)
+		e = lock_failed(c, errno);
+	return e;
 }

@@ -32,6 +32,7 @@ struct circuit {
 	int		 missing;	/* reading only: no state directory yet */
 	int		 found;		/* the last read found a record */
 	char		 host[HOST_MAX + 1];	/* this host's name, or "" */
+	const char	*magic;		/* the first line of a record */
 	struct group_mark left;		/* an admit step took the probe over:
 					 * the group its attempt left here */
 	long		 left_by;	/* and the gone process that held it */
@@ -52,5 +53,12 @@ enum circuit_step	 circuit_reset(struct circuit *);
 enum circuit_step	 circuit_view(struct circuit *, struct circuit_view *);
 int		 circuit_print(FILE *, const char *, const struct circuit_view *);
 int		 circuit_list(struct circuit *, struct names *);
+
+/* Records of another kind, kept by the same rules (job.c). */
+int		 record_open(struct circuit *, const char *, const char *,
+		    const char *, int);
+enum circuit_step	 record_begin(struct circuit *, char *, size_t, size_t *);
+enum circuit_step	 record_end(struct circuit *, const char *);
+int		 record_read(struct circuit *, char *, size_t, size_t *);
 
 #endif

@@ -366,6 +366,7 @@ const char	*signal_name(char *, size_t, int);
 const char	*fmt_duration(char *, size_t, int64_t);
 const char	*fmt_seconds(char *, size_t, int64_t, int64_t);
 const char	*fmt_codes(char *, size_t, const struct codes *);
+const char	*fmt_utc(char *, size_t, int64_t);
 
 /* ---- url.c ----------------------------------------------------------- */
 /*
@@ -592,6 +593,8 @@ struct outcome_row {
 	enum exit_rule	 rule;
 	enum passes	 passes;
 	int		 flakes;	/* kept in the circuit's flake counts */
+	int		 counts_job;	/* a failed run of --job's, or a success:
+					   retry-circuit(7) JOBS */
 };
 
 extern const struct outcome_row outcome_table[NOUTCOMES];
@@ -602,6 +605,21 @@ struct last_attempt {
 	int		 status;	/* the last one's, as reported */
 	int		 matched;	/* its output matched --on-output */
 	int		 signal;	/* retry got it, or the keyboard sent it */
+};
+
+/*
+ * What a run's end made of its job's history (job.c decides, in
+ * job_run_ended()): the failed runs in a row, and whether this one is an
+ * alert, a tolerated failure (--alert-after) or a recovery.
+ */
+struct job_end {
+	const char	*name;		/* the job, or NULL: none, or not counted */
+	long		 failed_in_row;	/* after this run */
+	int64_t		 since;		/* the first of them: real time, ns */
+	int		 alert;		/* a failed run that alerts */
+	int		 tolerated;	/* a failed run before the Nth */
+	int		 recovered;	/* a success after an alert */
+	int		 alerting;	/* the job alerts after this run */
 };
 
 /*
@@ -616,6 +634,8 @@ struct verdict {
 	int		 after_retries;	/* passed, after failed attempts */
 	enum notice	 notice;
 	int		 flakes;	/* counts in the flake counts */
+	int		 counts_job;	/* counts in --job's history */
+	struct job_end	 job;		/* and what it made of it (job.c) */
 };
 
 struct verdict	 outcome_verdict(enum outcome, const struct last_attempt *);
@@ -891,6 +911,8 @@ struct report_end {
 	int64_t		 started_at;	/* real time */
 	const char	*key, *circuit, *store_url;	/* or NULL */
 	const char	*run_id;
+	const char	*job_name;	/* --job, or NULL */
+	const struct job_end *job;	/* with it: what the run made of it */
 	const char	*outcome;
 	int		 passed_after_retries, status, signal;
 	int64_t		 total;
@@ -905,6 +927,32 @@ void	report_abandon(struct report *);
 struct circuit_view;
 int	report_status(struct report *, const char *, const struct circuit_view *,
 	    int);
+
+/* A job's history, as --job-status shows it (job.c). */
+struct job_view {
+	long		 failed;	/* failed runs in a row */
+	int64_t		 since;		/* real time of the first of them, ns */
+	int64_t		 success;	/* of the last success, or 0 */
+	int64_t		 alert;		/* of the last alert, or 0 */
+	int		 alerting;	/* an alert since the last success */
+	long		 alert_after;	/* the last run's --alert-after */
+	int		 found;		/* there is a history */
+	int		 on_store;	/* place is the store's URL */
+	const char	*place;		/* else the directory of the records */
+};
+
+int	report_job_status(struct report *, const char *,
+	    const struct job_view *, int);
+
+/* ---- job.c ---------------------------------------------------------- */
+/*
+ * --job NAME: the job's history across runs, in the state directory or on
+ * the store, and the rule of --alert-after that makes a run's end a
+ * tolerated failure, an alert or a recovery (retry-circuit(7) JOBS).
+ */
+void	 job_open(const struct policy *);
+int	 job_run_ended(const struct policy *, struct verdict *, int64_t);
+int	 job_command(const struct policy *);
 
 /* ---- hooks.c --------------------------------------------------------- */
 /*

@@ -16,7 +16,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -51,15 +50,11 @@ static int
 start_line(char *buf, size_t size, const struct event *ev)
 {
 	char label[64], when[32];
-	time_t t = (time_t)(began_real / NS_PER_SEC);
-	struct tm tm;
 	int len;
 
-	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		(void)snprintf(when, sizeof(when), "@%lld", (long long)t);
 	len = snprintf(buf, size, "retry: %s, started %s", say_label(label,
-	    sizeof(label), ev->policy, ev->run), when);
+	    sizeof(label), ev->policy, ev->run), fmt_utc(when, sizeof(when),
+	    began_real));
 	return len < 0 || (size_t)len >= size ? (int)strlen(buf) : len;
 }
 
@@ -112,6 +107,24 @@ index_attempt(const struct event *ev)
 }
 
 /*
+ * "retry: job NAME failed N runs in a row (since TIME)": the first line
+ * of an alert's mail, the time in UTC as the attempts' headers have it.
+ */
+static void
+alert_line(const struct job_end *j)
+{
+	char text[512], since[32];
+	int len;
+
+	len = snprintf(text, sizeof(text), "retry: job %s failed %ld run%s in "
+	    "a row (since %s)\n", j->name, j->failed_in_row,
+	    j->failed_in_row == 1 ? "" : "s", fmt_utc(since, sizeof(since),
+	    j->since));
+	if (len > 0 && (size_t)len < sizeof(text))
+		msg_put(text, (size_t)len);
+}
+
+/*
  * The listener.  At the run's end, one that failed, or that a signal
  * ended, shows what was held before its last line (say.c comes after
  * this); one that succeeded holds on, for its end hook (cron_end).
@@ -135,11 +148,14 @@ cron_event(const struct event *ev)
 	case RUN_ENDS:
 		if (ev->run->attempts > 0)
 			index_attempt(ev);
-		if (ev->verdict->passed) {
+		/* A failed run that --alert-after tolerates sends no mail. */
+		if (ev->verdict->passed || ev->verdict->job.tolerated) {
 			say_verbosity(QUIET);	/* but warnings */
 			spool_mark();
 			warned = msg_warnings();
 		} else {
+			if (ev->verdict->job.alert)
+				alert_line(&ev->verdict->job);
 			spool_show(0);
 			say_hold(0);
 			cron_drop();	/* shown: the rest passes through */

@@ -120,7 +120,7 @@ lease(void)
 /* ---- The gate ----------------------------------------------------- */
 
 /*
- * RETRY_STORE, for a run with a circuit whose command line gives no
+ * RETRY_STORE, for a run with a circuit or a job whose command line gives no
  * --store; empty is unset.  A bad one is a usage error, its password
  * masked.
  */
@@ -130,7 +130,7 @@ gate_store_from_environment(struct policy *p)
 	const char *url = getenv("RETRY_STORE");
 	char err[MSGMAX];
 
-	if (p->store.given || (p->circuit == NULL &&
+	if (p->store.given || (p->circuit == NULL && p->job == NULL &&
 	    p->circuit_command != CIRCUIT_LIST) || url == NULL || *url == '\0')
 		return;
 	if (url_check("RETRY_STORE", url, &p->store, err, sizeof(err)) == -1)

@@ -133,6 +133,19 @@ last_success_before(char *buf, size_t size)
 	buf[len] = '\0';
 }
 
+/* --job's history after the run, as --job-status shows it. */
+static void
+put_job(FILE *f, const struct job_end *e)
+{
+	gauge(f, "retry_job_failed_runs_in_row",
+	    "Failed runs of the job in a row, this one included (--job).");
+	fprintf(f, "retry_job_failed_runs_in_row{job=\"%s\"} %ld\n", job,
+	    e->failed_in_row);
+	gauge(f, "retry_job_alerting", "1 when the job has alerted since its "
+	    "last success (--alert-after).");
+	fprintf(f, "retry_job_alerting{job=\"%s\"} %d\n", job, e->alerting);
+}
+
 /* The gauges, each with its HELP and TYPE. */
 static void
 put_metrics(FILE *f, const struct event *ev, int64_t end_real,
@@ -176,6 +189,8 @@ put_metrics(FILE *f, const struct event *ev, int64_t end_real,
 	    "1 when the job's last run succeeded after failed attempts.");
 	fprintf(f, "retry_passed_after_retries{job=\"%s\"} %d\n", job,
 	    ev->verdict->after_retries);
+	if (ev->verdict->job.name != NULL)
+		put_job(f, &ev->verdict->job);
 }
 
 /* The listener: the file, written whole when the run ends. */

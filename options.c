@@ -890,6 +890,9 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 	if (p->report != NULL && p->circuit_command == CIRCUIT_LIST)
 		return failure(err, errsize, "--report goes with a run or "
 		    "--circuit-status, not --circuit-list");
+	if (p->report != NULL && p->job_command == JOB_RESET)
+		return failure(err, errsize, "--report goes with a run or "
+		    "--job-status, not --job-reset");
 	if (*p->argv == NULL && !p->dry_run &&
 	    p->circuit_command == CIRCUIT_RUN && p->job_command == JOB_RUN &&
 	    verbose_letter)

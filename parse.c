@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "common.h"
 
@@ -393,6 +394,22 @@ fmt_seconds(char *buf, size_t size, int64_t sec, int64_t ns)
 
 	(void)snprintf(buf, size, "%lld.%03lld", (long long)sec + ms / 1000,
 	    (long long)ms % 1000);
+	return buf;
+}
+
+/*
+ * A real time in ns as UTC, "2026-12-07T08:00:00Z": whole seconds, as a
+ * mail read later, on another host, wants it; "@SECONDS" if it cannot.
+ */
+const char *
+fmt_utc(char *buf, size_t size, int64_t t)
+{
+	time_t s = (time_t)(t / NS_PER_SEC);
+	struct tm tm;
+
+	if (gmtime_r(&s, &tm) == NULL ||
+	    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		(void)snprintf(buf, size, "@%lld", (long long)s);
 	return buf;
 }
 

@@ -185,6 +185,27 @@ put_circuit(FILE *f, const struct report *rep, const struct report_end *e)
 }
 
 /*
+ * The "job" member, only with --job: what the run made of its history;
+ * a run that counted neither way has nulls.
+ */
+static void
+put_job(FILE *f, const char *name, const struct job_end *j)
+{
+	int counted = j->name != NULL;
+
+	fputs(",\n  \"job\": {\"name\": ", f);
+	put_string(f, name);
+	if (counted)
+		fprintf(f, ", \"failed_in_row\": %ld, \"alerting\": %s",
+		    j->failed_in_row, j->alerting ? "true" : "false");
+	else
+		fputs(", \"failed_in_row\": null, \"alerting\": null", f);
+	fprintf(f, ", \"tolerated\": %s, \"alert\": %s, \"recovered\": %s}",
+	    j->tolerated ? "true" : "false", j->alert ? "true" : "false",
+	    j->recovered ? "true" : "false");
+}
+
+/*
  * Where the object is written: the file's new version, or for "-" memory,
  * so that it reaches stderr in one bounded write (close_target).
  */
@@ -259,6 +280,8 @@ report_finish(struct report *rep, const struct report_end *end)
 	fwrite(rep->waits_text, 1, rep->waits_len, f);
 	fputs(rep->nwaits ? "\n  ]" : "]", f);
 	put_circuit(f, rep, end);
+	if (end->job_name != NULL)
+		put_job(f, end->job_name, end->job);
 	fprintf(f, ",\n  \"outcome\": \"%s\",\n  \"passed_after_retries\": %s,"
 	    "\n  \"exit_status\": %d,\n  \"signal\": ", end->outcome,
 	    end->passed_after_retries ? "true" : "false", end->status);
@@ -401,6 +424,51 @@ report_status(struct report *rep, const char *name,
 	return e;
 }
 
+/* A time of a job's history, or null for 0: never. */
+static void
+put_when(FILE *f, const char *key, int64_t t)
+{
+	fprintf(f, ",\n  \"%s\": ", key);
+	if (t == 0)
+		fputs("null", f);
+	else
+		put_time(f, t);
+}
+
+/*
+ * --job-status with --report FILE: the history of the job name as one
+ * object, written as report_status() writes a circuit's.
+ */
+int
+report_job_status(struct report *rep, const char *name,
+    const struct job_view *v, int status)
+{
+	FILE *f;
+	int e;
+
+	if ((f = open_target(rep)) == NULL) {
+		report_abandon(rep);
+		return -1;
+	}
+	fputs("{\n  \"job\": ", f);
+	put_string(f, name);
+	put_member(f, "store", v->on_store ? v->place : NULL);
+	put_member(f, "state_directory", v->on_store ? NULL : v->place);
+	fprintf(f, ",\n  \"record\": %s,\n  \"state\": \"%s\",\n"
+	    "  \"failed_in_row\": %ld", v->found ? "true" : "false",
+	    v->alerting ? "alerting" : v->failed > 0 ? "failing" : "healthy",
+	    v->failed);
+	put_when(f, "since", v->since);
+	put_when(f, "last_success", v->success);
+	put_when(f, "last_alert", v->alert);
+	fprintf(f, ",\n  \"alerting\": %s,\n  \"alert_after\": %ld,\n"
+	    "  \"exit_status\": %d\n}\n", v->alerting ? "true" : "false",
+	    v->alert_after, status);
+	e = close_target(rep, f, NEVER);
+	report_abandon(rep);
+	return e;
+}
+
 /* ---- The listener ------------------------------------------------- */
 
 static struct report	 run_report;
@@ -459,6 +527,8 @@ finish(const struct event *ev)
 	e.key = r->key;
 	e.run_id = r->run_id;
 	e.circuit = p->circuit;
+	e.job_name = p->job;
+	e.job = &ev->verdict->job;
 	e.store_url = p->circuit != NULL && p->store.given ? p->store.shown :
 	    NULL;
 	e.outcome = outcome_table[r->why].key;

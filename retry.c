@@ -56,6 +56,8 @@ main(int argc, char *argv[])
 	read_command_line(argc, argv, &p);
 	if (p.circuit_command != CIRCUIT_RUN)
 		return gate_command(&p);
+	if (p.job_command != JOB_RUN)
+		return job_command(&p);
 	seed_generator(&p, &r);
 	if (p.dry_run)
 		return print_schedule(&p, &r);
@@ -138,7 +140,8 @@ read_command_line(int argc, char *argv[], struct policy *p)
 		say_verbosity(p->verbosity);
 		if (clock_check() == -1)
 			fatal("clock_gettime");
-		if (p->circuit != NULL || p->circuit_command != CIRCUIT_RUN)
+		if (p->circuit != NULL || p->circuit_command != CIRCUIT_RUN ||
+		    p->job != NULL)
 			gate_store_from_environment(p);
 		return;
 	case PARSED_HELP:
@@ -352,6 +355,8 @@ begin_run(const struct policy *p, struct run *r)
 	if (p->circuit != NULL)
 		gate_open(p);
 	export_env_file(p->attempts != 1 || p->reset_after != 0);
+	if (p->job != NULL)
+		job_open(p);
 	proc_init(relaying ? &io : NULL, r->deadline);
 	if (r->deadline <= r->start)
 		return DEADLINE;
@@ -879,6 +884,33 @@ count_run(const struct policy *p, struct run *r, const struct verdict *v)
 }
 
 /*
+ * With --job, the run's end in the job's history: job.c says what it
+ * made of it in v->job, for every listener.
+ */
+static void
+count_job(const struct policy *p, struct run *r, struct verdict *v)
+{
+	int sig;
+
+	if (p->job == NULL)
+		return;
+	if ((sig = job_run_ended(p, v, r->interrupt != 0 ? 0 :
+	    r->deadline)) != 0 && r->interrupt == 0) {
+		r->interrupt = sig;
+		*v = verdict_of(r);
+	}
+}
+
+/* The end hook: --on-tolerate for a tolerated failure (job.c's word). */
+static enum hook
+end_hook(const struct verdict *v)
+{
+	if (v->passed)
+		return HOOK_SUCCESS;
+	return v->job.tolerated ? HOOK_TOLERATE : HOOK_GIVEUP;
+}
+
+/*
  * The last attempt's output goes to stdout, the run's end is told (the
  * report, the last words, with -v a summary), and retry exits with the
  * status that retry(1) promises.
@@ -893,6 +925,7 @@ end_run(const struct policy *p, struct run *r)
 	release_output(STDOUT_FILENO);
 	count_run(p, r, &v);
 	v = verdict_of(r);	/* a signal may have come meanwhile */
+	count_job(p, r, &v);
 	ev.verdict = &v;
 	tell(&ev);
 	/*
@@ -901,8 +934,10 @@ end_run(const struct policy *p, struct run *r)
 	 * signal: that is the caller asking retry to stop now.  A hook cut
 	 * short by a signal ends the run with it.
 	 */
-	if (v.signal == 0 && (sig = run_hook(&ev, v.passed ? HOOK_SUCCESS :
-	    HOOK_GIVEUP)) != 0)
+	if (v.signal == 0 && v.job.recovered &&
+	    (sig = run_hook(&ev, HOOK_RECOVER)) != 0)
+		v.signal = sig;
+	if (v.signal == 0 && (sig = run_hook(&ev, end_hook(&v))) != 0)
 		v.signal = sig;
 	if (r->holding)
 		cron_end(v.signal != 0);	/* -Q held the hook's output */

@@ -759,6 +759,149 @@ store_list(struct shared *c, struct names *names)
 	return STEP_DONE;
 }
 
+/* ---- A job's history (job.c) -------------------------------------- */
+
+/*
+ * The hash retry:job:{NAME}: v its version, and the fields of
+ * JOB_FIELDS as job.c writes them.  The script only stores: "get" reads
+ * them, "put" writes them only if the version is still the one read (and
+ * adds one to it), "del" forgets the job.  What a run makes of them is
+ * job.c's, in C, once for both places a history is kept.
+ */
+static const char job_script[] =
+	"local k = KEYS[1]\n"
+	"if ARGV[1] == 'get' then\n"
+	"  return redis.call('HMGET', k, 'v', unpack(ARGV, 2))\n"
+	"elseif ARGV[1] == 'del' then\n"
+	"  return redis.call('DEL', k)\n"
+	"end\n"
+	"if (redis.call('HGET', k, 'v') or '0') ~= ARGV[2] then return 0 end\n"
+	"redis.call('HSET', k, unpack(ARGV, 3))\n"
+	"redis.call('HINCRBY', k, 'v', 1)\n"
+	"return 1\n";
+
+/*
+ * The store at u for job.c, unless the circuit's steps have opened it
+ * already (one URL, one connection).
+ */
+void
+store_job_open(struct shared *c, const struct store_url *u, int64_t timeout)
+{
+	if (the_store.url == NULL)
+		store_open(c, u, timeout);
+}
+
+/* One call of job_script on NAME's hash, args after the key. */
+static enum circuit_step
+job_call(struct shared *c, int64_t until, int nargs, const char *const args[],
+    const struct reply **rep)
+{
+	struct store *s = &the_store;
+	const char *argv[4 + 2 * JOB_FIELDS + 2];
+	size_t len[4 + 2 * JOB_FIELDS + 2];
+	char key[256];
+	int64_t end = monotonic_now() + s->timeout;
+	enum circuit_step st;
+	enum redis_io io;
+	int i, argc = 0;
+
+	*rep = NULL;
+	if (s->failed)
+		return STEP_STORE;
+	c->err[0] = '\0';
+	if (until < end)
+		end = until;
+	(void)snprintf(key, sizeof(key), "retry:job:{%s}", c->name);
+	argv[argc++] = "EVAL";
+	argv[argc++] = job_script;
+	argv[argc++] = "1";
+	argv[argc++] = key;
+	for (i = 0; i < nargs; i++)
+		argv[argc++] = args[i];
+	for (i = 0; i < argc; i++)
+		len[i] = strlen(argv[i]);
+	io = route_call(&s->route, end, argc, argv, len, rep);
+	st = judge(c, io, *rep, until < monotonic_now() + s->timeout);
+	c->unwanted_password = s->route.unwanted_password;
+	if (st == STEP_SIGNAL)
+		c->signal = sp_caught();
+	return st;
+}
+
+/*
+ * The fields named in names into h->field (each "" when not set) and the
+ * version into h->version ("0": no hash).
+ */
+enum circuit_step
+store_job_get(struct shared *c, int64_t until, struct job_hash *h)
+{
+	const char *args[1 + JOB_FIELDS];
+	const struct reply *rep, *e;
+	enum circuit_step st;
+	size_t i;
+
+	args[0] = "get";
+	for (i = 0; i < JOB_FIELDS; i++)
+		args[1 + i] = h->names[i];
+	if ((st = job_call(c, until, 1 + JOB_FIELDS, args, &rep)) != STEP_DONE)
+		return st;
+	if (!array_of(rep, 1 + JOB_FIELDS))
+		return unexpected(c);
+	for (i = 0; i <= JOB_FIELDS; i++) {
+		e = &rep->elem[i];
+		if (e->type != REPLY_BULK && e->type != REPLY_NIL)
+			return unexpected(c);
+		(void)snprintf(i == 0 ? h->version : h->field[i - 1],
+		    sizeof(h->version), "%.*s", e->type == REPLY_BULK &&
+		    e->len < sizeof(h->version) ? (int)e->len : 0,
+		    e->type == REPLY_BULK ? e->str : "");
+	}
+	if (h->version[0] == '\0')
+		(void)snprintf(h->version, sizeof(h->version), "0");
+	return STEP_DONE;
+}
+
+/* h's fields, if the version is still h->version: *stored 1, else 0. */
+enum circuit_step
+store_job_put(struct shared *c, int64_t until, const struct job_hash *h,
+    int *stored)
+{
+	const char *args[2 + 2 * JOB_FIELDS];
+	const struct reply *rep;
+	enum circuit_step st;
+	size_t i;
+
+	args[0] = "put";
+	args[1] = h->version;
+	for (i = 0; i < JOB_FIELDS; i++) {
+		args[2 + 2 * i] = h->names[i];
+		args[3 + 2 * i] = h->field[i];
+	}
+	if ((st = job_call(c, until, 2 + 2 * JOB_FIELDS, args, &rep)) !=
+	    STEP_DONE)
+		return st;
+	if (rep->type != REPLY_INTEGER)
+		return unexpected(c);
+	*stored = rep->integer == 1;
+	return STEP_DONE;
+}
+
+/* --job-reset: *existed 1 if there was a hash. */
+enum circuit_step
+store_job_del(struct shared *c, int *existed)
+{
+	const char *args[] = { "del" };
+	const struct reply *rep;
+	enum circuit_step st;
+
+	if ((st = job_call(c, NEVER, 1, args, &rep)) != STEP_DONE)
+		return st;
+	if (rep->type != REPLY_INTEGER)
+		return unexpected(c);
+	*existed = rep->integer > 0;
+	return STEP_DONE;
+}
+
 /* ---- Opening ---------------------------------------------------------- */
 
 #define NHEAD	(sizeof(script_head) / sizeof(script_head[0]))

@@ -28,4 +28,20 @@ enum circuit_step	 store_reset(struct shared *);
 enum circuit_step	 store_view(struct shared *, struct circuit_view *);
 enum circuit_step	 store_list(struct shared *, struct names *);
 
+/* A job's history as the store keeps it: fields of text (job.c's). */
+#define JOB_FIELDS	6
+struct job_hash {
+	const char	*names[JOB_FIELDS];
+	char		 field[JOB_FIELDS][24];
+	char		 version[24];
+};
+
+void		 store_job_open(struct shared *, const struct store_url *,
+		    int64_t);
+enum circuit_step	 store_job_get(struct shared *, int64_t,
+		    struct job_hash *);
+enum circuit_step	 store_job_put(struct shared *, int64_t,
+		    const struct job_hash *, int *);
+enum circuit_step	 store_job_del(struct shared *, int *);
+
 #endif

@@ -74,9 +74,10 @@ _retry_takes_value()
 	return 1
 }
 
-# _retry_circuits CUR PREFIX: adds to COMPREPLY, with PREFIX in front, the
-# names of the circuits that have a record, as retry finds them: the files
-# in $RETRY_STATE_DIR, else $XDG_STATE_HOME/retry, else ~/.local/state/retry.
+# _retry_circuits CUR PREFIX [SUB]: adds to COMPREPLY, with PREFIX in
+# front, the names of the circuits that have a record, as retry finds them:
+# the files in $RETRY_STATE_DIR, else $XDG_STATE_HOME/retry, else
+# ~/.local/state/retry; with SUB (.jobs), the jobs' in that subdirectory.
 # Symbolic links are left out: retry refuses them.
 _retry_circuits()
 {
@@ -90,6 +91,7 @@ _retry_circuits()
 	else
 		return 0
 	fi
+	[[ ${3-} ]] && dir=$dir/$3
 	for f in "$dir/$1"*; do
 		[[ -f $f && ! -L $f ]] && COMPREPLY+=("$2${f##*/}")
 	done
@@ -115,6 +117,8 @@ _retry_values()
 		[[ $3 ]] || compopt -o filenames 2>/dev/null ;;
 	--circuit | --circuit-reset | --circuit-status)
 		_retry_circuits "$2" "$3" ;;
+	--job | --job-reset | --job-status)
+		_retry_circuits "$2" "$3" .jobs ;;
 	-j | --jitter)
 		_retry_add "$2" "$3" "${_retry_jitters[@]}" ;;
 	--store-fail)

@@ -72,6 +72,7 @@ end
 # files in the state directory as retry finds it.  Symbolic links are left
 # out: retry refuses them.
 function __retry_circuits
+    # $argv[1]: .jobs, for the jobs' records in that subdirectory.
     set -l dir
     if test -n "$RETRY_STATE_DIR"
         set dir $RETRY_STATE_DIR
@@ -82,6 +83,7 @@ function __retry_circuits
     else
         return
     end
+    test -n "$argv[1]"; and set dir $dir/$argv[1]
     set -l files $dir/*
     # Hidden ones only for a name begun with ".", as for file names.
     set -l typed (string replace -r -- '^--[a-z-]+=' '' (commandline -ct))
@@ -187,9 +189,9 @@ complete -c retry -n $cond -l hook-grace -x -d 'Time the end hooks may run past 
 complete -c retry -n $cond -l on-start -x -d 'Run CMD once before the first attempt'
 complete -c retry -n $cond -l env-from-hooks -xa "safe\t'refuse PATH, IFS and LD_* names' all\t'take every name but RETRY_*'" -d 'Names RETRY_ENV_FILE may set (safe)'
 # The job.
-complete -c retry -n $cond -l job -x -d 'Keep the history of failed runs in a row of job NAME'
+complete -c retry -n $cond -l job -xa '(__retry_circuits .jobs)' -d 'Keep the history of failed runs in a row of job NAME'
 complete -c retry -n $cond -l alert-after -x -d 'A failed run alerts only as the Nth in a row (1)'
 complete -c retry -n $cond -l on-tolerate -x -d 'Run CMD once for a failed run that does not alert'
 complete -c retry -n $cond -l on-recover -x -d 'Run CMD once for the success that follows an alert'
-complete -c retry -n $cond -l job-status -x -d "Print the job's history and exit"
-complete -c retry -n $cond -l job-reset -x -d "Forget the job's history and exit"
+complete -c retry -n $cond -l job-status -xa '(__retry_circuits .jobs)' -d "Print the job's history and exit"
+complete -c retry -n $cond -l job-reset -xa '(__retry_circuits .jobs)' -d "Forget the job's history and exit"
