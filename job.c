@@ -141,6 +141,8 @@ parse_history(const char *text, struct job_view *h)
 		f[i][len] = '\0';
 		p = end + 1;
 	}
+	while (*p == '\n')	/* a longer record's length, written in place */
+		p++;
 	return *p == '\0' ? history_of(f, h) : -1;
 }
 

@@ -347,3 +347,12 @@ on() {
 	run -125 "$RETRY" --job-reset J --report s.json
 	[ "$output" = "retry: --report goes with a run or --job-status, not --job-reset" ]
 }
+
+@test "a record that shrinks, written in place, reads back: a success after a failure, then a failure, warn of nothing" {
+	local c
+	for c in false true false true false; do
+		run --separate-stderr "$RETRY" -q -n 1 --job J --alert-after 3 "$c"
+		[ "$stderr" = "" ]
+	done
+	run -1 "$RETRY" --job-status J
+}
