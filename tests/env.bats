@@ -311,7 +311,7 @@ derived() {
 # env_of FILE RETRY-ARGS...: the environment the command sees, run through
 # retry with RETRY-ARGS (or directly without any), as bash's export -p
 # lists it (sorted, values quoted, so a newline in one is no new entry),
-# without retry's six variables and "_".
+# without retry's seven variables and "_".
 env_of() {
 	local file=$1
 	shift
@@ -320,7 +320,8 @@ env_of() {
 	    -e '^declare -x RETRY_IDEMPOTENCY_KEY=' \
 	    -e '^declare -x RETRY_DEADLINE=' \
 	    -e '^declare -x RETRY_AFTER_FILE=' \
-	    -e '^declare -x RETRY_ENV_FILE=' >"$file"
+	    -e '^declare -x RETRY_ENV_FILE=' -e '^declare -x RETRY_RUN_ID=' \
+	    >"$file"
 }
 
 @test "nothing else in the environment changes" {
@@ -338,8 +339,8 @@ env_of() {
 	# And retry's own are exactly these.
 	run -0 "$RETRY" env
 	[ "$(grep -o '^RETRY_[A-Z_]*=' <<<"$output" | grep -v -e OTHER -e TEST | sort |
-	    tr '\n' ' ')" = "RETRY_AFTER_FILE= RETRY_ATTEMPT= RETRY_ENV_FILE= RETRY_IDEMPOTENCY_KEY= RETRY_MAX_ATTEMPTS= " ]
+	    tr '\n' ' ')" = "RETRY_AFTER_FILE= RETRY_ATTEMPT= RETRY_ENV_FILE= RETRY_IDEMPOTENCY_KEY= RETRY_MAX_ATTEMPTS= RETRY_RUN_ID= " ]
 	run -0 "$RETRY" -D 10s env
 	[ "$(grep -o '^RETRY_[A-Z_]*=' <<<"$output" | grep -v -e OTHER -e TEST | sort |
-	    tr '\n' ' ')" = "RETRY_AFTER_FILE= RETRY_ATTEMPT= RETRY_DEADLINE= RETRY_ENV_FILE= RETRY_IDEMPOTENCY_KEY= RETRY_MAX_ATTEMPTS= " ]
+	    tr '\n' ' ')" = "RETRY_AFTER_FILE= RETRY_ATTEMPT= RETRY_DEADLINE= RETRY_ENV_FILE= RETRY_IDEMPOTENCY_KEY= RETRY_MAX_ATTEMPTS= RETRY_RUN_ID= " ]
 }
