@@ -40,7 +40,8 @@ json_ok() {
 norm() {
 	sed -E 's/[0-9]+\.[0-9]{6}/T/g;
 	    s/"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z"/R/g;
-	    s/"key": "[^"]*"/"key": K/' "$1"
+	    s/"key": "[^"]*"/"key": K/;
+	    s/"run_id": "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"/"run_id": I/' "$1"
 }
 
 @test "--report: valid JSON with the command, each attempt, the outcome, the exit status and the total time" {
@@ -52,6 +53,7 @@ norm() {
   "command": ["sh", "-c", "'"$script"'"],
   "started_at": R,
   "key": K,
+  "run_id": I,
   "attempts": [
     {"attempt": 1, "started_at": R, "start": T, "duration": T, "status": 1, "signal": null, "timed_out": false, "error": null, "delay": T, "delay_from": "backoff"},
     {"attempt": 2, "started_at": R, "start": T, "duration": T, "status": 1, "signal": null, "timed_out": false, "error": null, "delay": T, "delay_from": "hint"},
@@ -135,7 +137,7 @@ out" ]
 	[ "${stderr_lines[0]}" = "retry: attempt 1/2 failed with exit 1; next in 0.010s" ]
 	[ "${stderr_lines[-1]}" = "retry: attempt 2/2 failed with exit 1; giving up: no attempts left" ]
 	printf '%s\n' "$stderr" | sed -n '/^{$/,/^}$/p' >r.json
-	[ "$(wc -l <r.json)" -eq 18 ]
+	[ "$(wc -l <r.json)" -eq 19 ]
 	json_ok r.json
 	[ "$(sed -n 2p r.json)" = '  "command": ["sh", "-c", "echo out; exit 1"],' ]
 	[ ! -e ./- ]
