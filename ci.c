@@ -527,8 +527,9 @@ command_line(char *buf, size_t size, char *const argv[])
 }
 
 /*
- * "; tolerated: ..." for a failed run that --alert-after tolerates (a
- * warning, not an error: job.c's verdict), else "".
+ * "; tolerated as ..." for a failed run that --alert-after tolerates (a
+ * warning, not an error: job.c's verdict), else "".  No colon: in a
+ * message GitHub would show escape_command()'s %3A.
  */
 static const char *
 tolerated(const struct event *ev, char *buf, size_t size)
@@ -537,7 +538,7 @@ tolerated(const struct event *ev, char *buf, size_t size)
 
 	if (!j->tolerated)
 		return "";
-	(void)snprintf(buf, size, "; tolerated: failed run %ld in a row of "
+	(void)snprintf(buf, size, "; tolerated as failed run %ld in a row of "
 	    "job %s (--alert-after %ld)", j->failed_in_row, j->name,
 	    ev->policy->alert_after);
 	return buf;

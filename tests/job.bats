@@ -154,7 +154,7 @@ alert_head() {
 	export GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY=$BATS_TEST_TMPDIR/summary \
 	    GITHUB_OUTPUT=$BATS_TEST_TMPDIR/outputs
 	run -1 "$RETRY" --ci github -n 1 --job J --alert-after 2 false
-	grep -q '^::warning title=false::gave up after 1 attempt in .* s, outcome attempts_exhausted.*; tolerated%3A failed run 1 in a row of job J (--alert-after 2)$' <<<"$output"
+	grep -q '^::warning title=false::gave up after 1 attempt in .* s, outcome attempts_exhausted.*; tolerated as failed run 1 in a row of job J (--alert-after 2)$' <<<"$output"
 	! grep -q '^::error' <<<"$output"
 	run -1 "$RETRY" --ci github -n 1 --job J --alert-after 2 false
 	grep -q '^::error title=false::gave up after 1 attempt' <<<"$output"
@@ -163,7 +163,7 @@ alert_head() {
 	"$RETRY" --job-reset J
 	run -1 --separate-stderr env GITLAB_CI=true "$RETRY" --ci gitlab -n 1 \
 	    --job J --alert-after 2 false
-	grep -qx 'retry: tolerated: failed run 1 in a row of job J (--alert-after 2)' <<<"$stderr"
+	grep -qx 'retry: tolerated as failed run 1 in a row of job J (--alert-after 2)' <<<"$stderr"
 }
 
 @test "--job-reset forgets the history; a name without one says so" {
