@@ -329,6 +329,16 @@ relay_can_keep(int fd)
 	return flags != -1 && (flags & O_ACCMODE) != O_RDONLY && !isatty(fd);
 }
 
+/* fd and other lead to one file, as after 2>&1. */
+static int
+one_file(int fd, int other)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && fstat(other, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /*
  * RETRY_LOG is wanted: each attempt's last TAIL_KEPT bytes of stdout and
  * stderr, as they are read, both streams in one ring; a stream that
@@ -340,6 +350,8 @@ relay_keep_tail(struct relay *r)
 	r->tail_wanted = 1;
 	r->tail_of[STDOUT_FILENO] = relay_can_keep(STDOUT_FILENO);
 	r->tail_of[STDERR_FILENO] = relay_can_keep(STDERR_FILENO);
+	r->tail_one = r->tail_of[STDOUT_FILENO] &&
+	    r->tail_of[STDERR_FILENO] && one_file(STDOUT_FILENO, STDERR_FILENO);
 	r->sink[STDOUT_FILENO] = sink_of(STDOUT_FILENO);
 	r->sink[STDERR_FILENO] = sink_of(STDERR_FILENO);
 }
@@ -561,7 +573,7 @@ relay_init(struct relay *r, enum input input, int hold, int hold_all,
 	r->child_fd[0] = r->child_fd[1] = r->child_fd[2] = -1;
 	r->failed = NULL;
 	r->tail_wanted = 0;
-	r->tail_of[0] = r->tail_of[1] = r->tail_of[2] = 0;
+	r->tail_of[0] = r->tail_of[1] = r->tail_of[2] = r->tail_one = 0;
 	r->tail_head = r->tail_len = 0;
 	if (init_input(r, input) == -1)
 		return -1;
@@ -665,6 +677,19 @@ relay_prepare(struct relay *r)
 		return 0;
 	}
 	r->ended = 0;
+	if (r->tail_one && !matching && !r->hint_watch && r->held == -1) {
+		/*
+		 * RETRY_LOG of an attempt whose stdout and stderr are one
+		 * file (cron's >>log 2>&1, a runner's one pipe): one pipe
+		 * for both, so that its lines reach the file in the order
+		 * written, as without retry in between.
+		 */
+		if (open_pump(r, &r->out, STDOUT_FILENO, &r->child_fd[1]) == -1)
+			return fail(r, "pipe");
+		r->child_fd[2] = r->child_fd[1];
+		r->out_bytes = 0;
+		return 0;
+	}
 	if (r->held != -1 && (r->last || r->unheld)) {
 		/*
 		 * -O and an attempt that no other can follow: its output

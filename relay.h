@@ -116,6 +116,7 @@ struct relay {
 
 	int		 tail_wanted;	/* RETRY_LOG: keep the last output */
 	int		 tail_of[3];	/* of stdout, of stderr: a pump for it */
+	int		 tail_one;	/* both are one file: one pump for both */
 	size_t		 tail_head, tail_len;	/* the ring: oldest, how much */
 
 	/*

@@ -158,6 +158,16 @@ log_of() {
 	[ "$(grep -v '^retry:' err)" = "$(grep err <(log_of 1; log_of 2))" ]
 }
 
+@test "RETRY_LOG of stdout and stderr that are one file (>log 2>&1): one pipe for both, the lines in the file as written, none swapped" {
+	# No pause between the two streams' writes: two pipes would let
+	# retry read a later stdout line before an earlier stderr one.
+	"$RETRY" -n 1 --on-success 'cat "$RETRY_LOG" >kept' sh -c \
+	    'for i in $(seq 200); do echo "o$i"; echo "e$i" >&2; done' >log 2>&1
+	seq 200 | awk '{ print "o" $1; print "e" $1 }' >want
+	cmp want log
+	cmp want kept
+}
+
 @test "RETRY_LOG keeps the last 10 KiB" {
 	run -1 --separate-stderr "$RETRY" -n 1 --on-giveup "$KEEP_LOG" \
 	    sh -c 'seq 1 6000; exit 1'
@@ -200,7 +210,7 @@ RETRY_RUN_ID" ]
 # The attempt's stdout, as it finds it.
 FD1='readlink /proc/$$/fd/1; [ -t 1 ] && echo tty; exit 0'
 
-@test "no hook, or only --on-start: stdout and stderr stay the caller's; a hook that reads RETRY_LOG relays them, but a terminal" {
+@test "no hook, or only --on-start: stdout and stderr stay the caller's; any other hook relays them for RETRY_LOG, but a terminal" {
 	"$RETRY" -n 1 sh -c "$FD1" >out 2>err
 	[ "$(cat out)" = "$PWD/out" ]
 	"$RETRY" -n 1 --on-start true sh -c "$FD1" >out 2>err
