@@ -94,6 +94,7 @@ int		 write_all(int, const char *, size_t);
 int		 fd_holds_data(int);
 
 const char	*temp_dir(void);
+void		 temp_dir_keep(void);
 int		 scratch_file(void);
 int		 owner_gone(long);
 

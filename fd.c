@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -126,11 +127,32 @@ fd_holds_data(int fd)
 
 /* ---- Scratch files ---------------------------------------------------- */
 
-/* $TMPDIR, or /tmp when it is unset or empty. */
+static char	*kept_dir;	/* $TMPDIR as the run began, once kept */
+static int	 dir_kept;
+
+/*
+ * Keeps $TMPDIR as it is now, before any attempt: an attempt may set
+ * another for the next ones through RETRY_ENV_FILE, but retry's own
+ * files stay where the run began.
+ */
+void
+temp_dir_keep(void)
+{
+	const char *dir = getenv("TMPDIR");
+
+	if (dir_kept)
+		return;
+	dir_kept = 1;
+	if ((kept_dir = strdup(dir == NULL || *dir == '\0' ? "/tmp" : dir)) ==
+	    NULL)
+		fatal("malloc");
+}
+
+/* $TMPDIR (as kept, once it is), or /tmp when it is unset or empty. */
 const char *
 temp_dir(void)
 {
-	const char *dir = getenv("TMPDIR");
+	const char *dir = dir_kept ? kept_dir : getenv("TMPDIR");
 
 	return dir == NULL || *dir == '\0' ? "/tmp" : dir;
 }

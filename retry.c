@@ -329,6 +329,7 @@ begin_run(const struct policy *p, struct run *r)
 
 	if (p->replay_stdin && isatty(STDIN_FILENO))
 		fatalx("--replay-stdin: standard input is a terminal");
+	temp_dir_keep();	/* before any attempt may change TMPDIR */
 	listen_to(p);
 	if (atexit(clean_up) != 0)
 		fatal("atexit");

@@ -213,3 +213,11 @@ unset" ]
 	[ "$(grep -c 'RETRY_ENV_FILE is unset' <<<"$stderr")" -eq 1 ]
 	grep -qxF "retry: RETRY_ENV_FILE is unset: no private directory: $BATS_TEST_TMPDIR/none/retry-$(id -u): No such file or directory" <<<"$stderr"
 }
+
+@test "a TMPDIR that an attempt sets is the next attempts', not retry's: -O's files stay where the run began" {
+	run -1 --separate-stderr "$RETRY" -n 3 -b 1ms -f 1 -j none -O -- \
+	    sh -c 'echo TMPDIR=/nonexistent >>"$RETRY_ENV_FILE"; echo "t=$TMPDIR"; exit 1'
+	[ "$output" = "t=/nonexistent" ]
+	[ "${stderr_lines[-1]}" = "retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
+	[ "$(grep -c '^t=' <<<"$stderr")" -eq 2 ]
+}
