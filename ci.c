@@ -560,7 +560,7 @@ annotate(struct lines *l, const struct event *ev)
 
 	if (ev->verdict->notice == NOTICE_NONE)
 		return;
-	tenths(t, sizeof(t), monotonic_now() - r->start);
+	tenths(t, sizeof(t), r->took);
 	status_list(list, sizeof(list), passed ? ended - 1 : ended);
 	if (passed)
 		(void)snprintf(text, sizeof(text), "passed on %s after %s s%s",
@@ -652,7 +652,7 @@ add_summary_row(const struct event *ev)
 	    "| --- | --- | --- | --- |\n" : "",
 	    markdown_cell(cell, sizeof(cell), cmd), r->attempts,
 	    outcome_table[r->why].key,
-	    tenths(t, sizeof(t), monotonic_now() - r->start));
+	    tenths(t, sizeof(t), r->took));
 	write_whole("GITHUB_STEP_SUMMARY", summary, fd, text, strlen(text));
 }
 

@@ -798,6 +798,9 @@ struct run {
 	int64_t		 input_unread;		/* taken of stdin, read by none */
 	int		 interrupt;		/* a signal retry itself got */
 	int64_t		 began, ended;		/* the last attempt's */
+	int64_t		 took;	/* start to end, set as the run ends: the one
+				   duration its report, metrics, CI lines, -v
+				   and end hooks tell */
 	int64_t		 delay, asleep;
 	enum late	 late;			/* DEADLINE though the delay fit */
 	enum short_of	 short_of;		/* DEADLINE: which limit it met */

@@ -142,9 +142,12 @@ export_facts(const struct event *ev, enum hook which, int64_t grace_end,
 	put_var(outcome_var, sizeof(outcome_var), outcome_word(r, which));
 	put_var(delay_var, sizeof(delay_var), which != HOOK_RETRY ? NULL :
 	    fmt_seconds(buf, sizeof(buf), 0, ev->wait));
-	/* The same reading: the two tell one time, under both names. */
 	fmt_seconds(buf, sizeof(buf), 0, monotonic_now() - r->start);
 	put_var(elapsed_var, sizeof(elapsed_var), buf);
+	/* An end hook's is the run's, as the report tells it, however long
+	 * the hooks before it took; the others', the time so far. */
+	if (ev->kind == RUN_ENDS)
+		fmt_seconds(buf, sizeof(buf), 0, r->took);
 	put_var(duration_var, sizeof(duration_var), buf);
 	put_var(log_var, sizeof(log_var), log);
 	put_var(report_var, sizeof(report_var), p->report == NULL ||

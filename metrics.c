@@ -184,7 +184,7 @@ put_metrics(FILE *f, const struct event *ev, int64_t end_real,
 	put_seconds(f, r->asleep);
 	gauge(f, "retry_duration_seconds", "How long the job's last run took.");
 	fprintf(f, "retry_duration_seconds{job=\"%s\"} ", job);
-	put_seconds(f, monotonic_now() - r->start);
+	put_seconds(f, r->took);
 	gauge(f, "retry_passed_after_retries",
 	    "1 when the job's last run succeeded after failed attempts.");
 	fprintf(f, "retry_passed_after_retries{job=\"%s\"} %d\n", job,

@@ -535,7 +535,7 @@ finish(const struct event *ev)
 	e.passed_after_retries = ev->verdict->after_retries;
 	e.status = ev->verdict->status;
 	e.signal = ev->verdict->signal;
-	e.total = monotonic_now() - r->start;
+	e.total = r->took;
 	e.until = r->writes_until;
 	if (report_finish(&run_report, &e) == -1)
 		warningx("--report '%s': %s", p->report,

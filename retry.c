@@ -926,6 +926,7 @@ end_run(const struct policy *p, struct run *r)
 	release_output(STDOUT_FILENO);
 	count_run(p, r, &v);
 	v = verdict_of(r);	/* a signal may have come meanwhile */
+	r->took = monotonic_now() - r->start;
 	count_job(p, r, &v);
 	ev.verdict = &v;
 	tell(&ev);

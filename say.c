@@ -507,7 +507,7 @@ say_end(const struct policy *p, const struct run *r, const struct verdict *v)
 	say_why(p, r, v);
 	detail("%ld attempt%s in %ss, %ss asleep; stopped: %s", r->attempts,
 	    r->attempts == 1 ? "" : "s",
-	    fmt_seconds(t, sizeof(t), 0, monotonic_now() - r->start),
+	    fmt_seconds(t, sizeof(t), 0, r->took),
 	    fmt_seconds(s, sizeof(s), 0, r->asleep), outcome_table[r->why].words);
 }
 

@@ -223,3 +223,15 @@ FD1='readlink /proc/$$/fd/1; [ -t 1 ] && echo tty; exit 0'
 	[[ $output == *tty* ]]
 	[[ $output == *"[]"* ]]
 }
+
+@test "RETRY_DURATION of an end hook is the report's total_time, however long the hooks before it ran" {
+	run -1 "$RETRY" -q -n 1 --job D --alert-after 1 false
+	run -0 --separate-stderr "$RETRY" -n 1 --job D --alert-after 1 \
+	    --report r.json --on-recover 'sleep 0.3' \
+	    --on-success 'echo "$RETRY_DURATION $RETRY_ELAPSED" >d' true
+	read -r duration elapsed <d
+	total=$(sed -n 's/^  "total_time": \([0-9.]*\)$/\1/p' r.json)
+	# The report has six decimals, the variable three, cut.
+	[ "$duration" = "${total%???}" ]
+	awk -v e="$elapsed" -v d="$duration" 'BEGIN { exit !(e - d >= 0.29) }'
+}
