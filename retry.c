@@ -499,6 +499,8 @@ start_hook(const struct policy *p, struct run *r)
 
 	if (p->hooks[HOOK_START] == NULL)
 		return RUNNING;
+	/* No attempt yet: not an outer run's number, which it may inherit. */
+	export_attempt(0);
 	if ((r->interrupt = hook_run(&ev, HOOK_START)) != 0)
 		return INTERRUPTED;
 	if ((later = monotonic_now()) < r->start_by)

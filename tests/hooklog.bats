@@ -235,3 +235,10 @@ FD1='readlink /proc/$$/fd/1; [ -t 1 ] && echo tty; exit 0'
 	[ "$duration" = "${total%???}" ]
 	awk -v e="$elapsed" -v d="$duration" 'BEGIN { exit !(e - d >= 0.29) }'
 }
+
+@test "--on-start finds RETRY_ATTEMPT 0, not the number an outer run gave this one" {
+	RETRY_ATTEMPT=7 run -0 --separate-stderr "$RETRY" -n 1 \
+	    --on-start 'echo "start $RETRY_ATTEMPT" >&2' sh -c 'echo "$RETRY_ATTEMPT"'
+	[ "$stderr" = "start 0" ]
+	[ "$output" = 1 ]
+}
