@@ -217,7 +217,9 @@ warn_failed(enum hook which, const struct ending *e, int graced)
  * TMPDIR, made by mkstemp(3) (mode 0600) with a name, so that any program
  * the hook runs can open it (curl --data-binary @"$RETRY_LOG"); its path
  * into path, which the hook's end removes.  --on-start gets "".  Returns
- * NULL when TMPDIR cannot have it, said once in the run, as -Q says it.
+ * NULL when TMPDIR cannot have it, said once in the run, as -Q says it;
+ * not at all when -Q has said that its own file could not be made there:
+ * one cause, one warning.
  */
 static const char *
 write_log(const struct event *ev, enum hook which, char *path, size_t size)
@@ -242,6 +244,8 @@ write_log(const struct event *ev, enum hook which, char *path, size_t size)
 		errno = e;
 	}
 	path[0] = '\0';
+	if (ev->policy->quiet_unless_failed && !ev->run->holding)
+		warned = 1;	/* -Q said it of its file, the same cause */
 	if (!warned)
 		warning("%s: no file in %s, so RETRY_LOG is unset",
 		    hook_option[which], temp_dir());

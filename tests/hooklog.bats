@@ -242,3 +242,11 @@ FD1='readlink /proc/$$/fd/1; [ -t 1 ] && echo tty; exit 0'
 	[ "$stderr" = "start 0" ]
 	[ "$output" = 1 ]
 }
+
+@test "-Q with TMPDIR unusable: -Q's one warning, none more for RETRY_LOG, which is unset" {
+	run -1 --separate-stderr env TMPDIR=/nonexistent "$RETRY" -Q -n 2 -b 1ms \
+	    --on-giveup 'echo "${RETRY_LOG-unset}" >seen' sh -c 'exit 1'
+	[ "$(cat seen)" = unset ]
+	[ "$(grep -c 'no file in' <<<"$stderr")" -eq 1 ]
+	[ "${stderr_lines[0]}" = "retry: -Q: no file in /nonexistent, so output passes through: No such file or directory" ]
+}
