@@ -221,3 +221,9 @@ unset" ]
 	[ "${stderr_lines[-1]}" = "retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 	[ "$(grep -c '^t=' <<<"$stderr")" -eq 2 ]
 }
+
+@test "--on-start may write it too: the first attempt finds the variable" {
+	run -0 "$RETRY" -n 2 --on-start 'echo MIRROR=a >>"$RETRY_ENV_FILE"' \
+	    sh -c 'echo "$MIRROR"'
+	[ "$output" = a ]
+}
