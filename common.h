@@ -965,5 +965,6 @@ int	 job_command(const struct policy *);
  * in its environment.
  */
 int	 hook_run(const struct event *, enum hook);
+int	 hooks_want_log(const struct policy *);
 
 #endif

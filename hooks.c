@@ -212,6 +212,28 @@ warn_failed(enum hook which, const struct ending *e, int graced)
 		    e->status);
 }
 
+/* Whether hook which finds an attempt's last output: all but --on-start. */
+static int
+finds_log(enum hook which)
+{
+	return which != HOOK_START;
+}
+
+/*
+ * Whether the policy gives a hook that finds RETRY_LOG: the attempts'
+ * output is then relayed so that its tail is kept.
+ */
+int
+hooks_want_log(const struct policy *p)
+{
+	int h;
+
+	for (h = 0; h < NHOOKS; h++)
+		if (p->hooks[h] != NULL && finds_log((enum hook)h))
+			return 1;
+	return 0;
+}
+
 /*
  * RETRY_LOG: the attempt's last output (ev->log) in a new file in
  * TMPDIR, made by mkstemp(3) (mode 0600) with a name, so that any program
@@ -228,7 +250,7 @@ write_log(const struct event *ev, enum hook which, char *path, size_t size)
 	int fd, e;
 
 	path[0] = '\0';
-	if (which == HOOK_START)
+	if (!finds_log(which))
 		return path;
 	if (snprintf(path, size, "%s/retry-log.XXXXXX", temp_dir()) >=
 	    (int)size)

@@ -270,18 +270,6 @@ listen_to(const struct policy *p)
 	add_listener(say_event, NULL);
 }
 
-/* A hook that finds RETRY_LOG, the attempt's last output: any but --on-start. */
-static int
-hooks_read_log(const struct policy *p)
-{
-	int h;
-
-	for (h = 0; h < NHOOKS; h++)
-		if (h != HOOK_START && p->hooks[h] != NULL)
-			return 1;
-	return 0;
-}
-
 /*
  * Whether the attempts' stdio goes through relay.c: for a feature that
  * works on the output, for a stdin or stdout that holds data a retry
@@ -297,7 +285,7 @@ stdio_relayed(const struct policy *p)
 	    p->quiet_unless_failed || p->hint_from_stderr || p->replay_stdin ||
 	    (!p->share_stdin && fd_holds_data(STDIN_FILENO)) ||
 	    (p->attempts != 1 && fd_holds_data(STDOUT_FILENO)) ||
-	    (hooks_read_log(p) && (relay_can_keep(STDOUT_FILENO) ||
+	    (hooks_want_log(p) && (relay_can_keep(STDOUT_FILENO) ||
 	    relay_can_keep(STDERR_FILENO)));
 }
 
@@ -314,7 +302,7 @@ start_relay(const struct policy *p, int hold_all)
 	if (relay_patterns(&io, p->on_output.set ? p->on_output.text : NULL,
 	    p->stop_output.set ? p->stop_output.text : NULL) == -1)
 		fatal("%s", io.failed);
-	if (hooks_read_log(p))
+	if (hooks_want_log(p))
 		relay_keep_tail(&io);
 }
 
