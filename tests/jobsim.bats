@@ -8,10 +8,6 @@
 # ping.  No cron daemon runs here (none is installed on the machines the
 # suite runs on, and one would add a minute a run), so a loop stands in.
 #
-# NEEDS issue 33, all of it: --on-start, --on-tolerate, --on-recover,
-# --job, --alert-after, --job-status, RETRY_RUN_ID, RETRY_LOG and the
-# gauges retry_job_failed_runs_in_row and retry_job_alerting.
-#
 # The sequence of failures comes from a seed, printed when a test fails;
 # TEST_JOBSIM_SEED=N runs that sequence again.
 load helpers/common

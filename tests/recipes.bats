@@ -6,10 +6,10 @@
 # the base URL and the job's path changed.  Each ping is curl's, so every
 # test skips without curl.
 #
-# The tests marked "NEEDS issue 33" use what retry learns there
-# (--on-start, RETRY_RUN_ID, RETRY_LOG, RETRY_DURATION); the others run the
-# recipes through a stand-in for retry's hooks (stub_retry_on_path), so
-# that the recipes' URLs and quoting are tested on their own.
+# The tests "with retry" run them through retry itself; the others
+# through a stand-in for retry's hooks (stub_retry_on_path), so that the
+# recipes' URLs and quoting are tested on their own: a failure there is
+# the docs', not retry's.
 load helpers/common
 load helpers/ping
 
@@ -187,7 +187,6 @@ attempt 1 err"
 	matches "${lines[2]}" "^POST /UUID/0\?rid=$UUID 28$"
 }
 
-# NEEDS issue 33: --on-start, RETRY_RUN_ID, RETRY_LOG.
 @test "each recipe with retry: a run that gives up pings its start and its status under one run id, with the last attempt's output" {
 	local service
 	retry_on_path
@@ -208,7 +207,6 @@ attempt 4 err"
 	done
 }
 
-# NEEDS issue 33: --on-start, RETRY_RUN_ID, RETRY_LOG.
 @test "each recipe with retry: a run that passes after a retry pings its start and its success under one run id" {
 	local service
 	retry_on_path
@@ -227,7 +225,6 @@ attempt 2 err"
 	done
 }
 
-# NEEDS issue 33: --on-start, RETRY_RUN_ID, RETRY_LOG (its 10 KiB).
 @test "healthchecks.io's end ping carries the last 10 KiB that the last attempt wrote, and two runs have two run ids" {
 	local first second
 	ping_server
