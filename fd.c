@@ -17,7 +17,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -127,7 +126,7 @@ fd_holds_data(int fd)
 
 /* ---- Scratch files ---------------------------------------------------- */
 
-static char	*kept_dir;	/* $TMPDIR as the run began, once kept */
+static char	 kept_dir[PATH_MAX];	/* $TMPDIR as the run began */
 static int	 dir_kept;
 
 /*
@@ -140,12 +139,11 @@ temp_dir_keep(void)
 {
 	const char *dir = getenv("TMPDIR");
 
-	if (dir_kept)
-		return;
-	dir_kept = 1;
-	if ((kept_dir = strdup(dir == NULL || *dir == '\0' ? "/tmp" : dir)) ==
-	    NULL)
-		fatal("malloc");
+	/* One too long for a path is kept nowhere: no file is made there. */
+	if (!dir_kept)
+		dir_kept = snprintf(kept_dir, sizeof(kept_dir), "%s",
+		    dir == NULL || *dir == '\0' ? "/tmp" : dir) <
+		    (int)sizeof(kept_dir);
 }
 
 /* $TMPDIR (as kept, once it is), or /tmp when it is unset or empty. */
