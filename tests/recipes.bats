@@ -6,10 +6,9 @@
 # the base URL and the job's path changed.  Each ping is curl's, so every
 # test skips without curl.
 #
-# The tests "with retry" run them through retry itself; the others
-# through a stand-in for retry's hooks (stub_retry_on_path), so that the
-# recipes' URLs and quoting are tested on their own: a failure there is
-# the docs', not retry's.
+# The tests "with retry" run them through retry itself; the one of curl's
+# --retry through a stand-in for retry's hooks (stub_retry_on_path), as
+# it is curl's behaviour, not retry's, that it shows.
 load helpers/common
 load helpers/ping
 
@@ -146,29 +145,6 @@ POST /a/1?rid=x 18
 		! grep -E -- "--on-[a-z]+ +'[^\$]" <<<"$text"
 		! grep -E -- "--on-[a-z]+ +\"[^\$]" <<<"$text"
 		! grep -E "^end='[^\$]" <<<"$text"
-	done
-}
-
-@test "the recipes' URLs: a run that fails, then one that passes, through a stand-in for retry's hooks" {
-	local service
-	stub_retry_on_path
-	for service in hc-readme hc cronitor sentry; do
-		echo "--- $service"
-		ping_server
-		backup_job 3
-		run_recipe "$service"
-		[ "$status" -eq 3 ]
-		[ "$output" = "" ]
-		[ "$stderr" = "" ]
-		expect_pings "$service" 3 "attempt 1 out
-attempt 1 err"
-		ping_restart
-		backup_job 0
-		run_recipe "$service"
-		[ "$status" -eq 0 ]
-		expect_pings "$service" 0 "attempt 1 out
-attempt 1 err"
-		ping_stop
 	done
 }
 
