@@ -620,6 +620,8 @@ struct job_end {
 	int		 tolerated;	/* a failed run before the Nth */
 	int		 recovered;	/* a success after an alert */
 	int		 alerting;	/* the job alerts after this run */
+	int		 unknown;	/* the history could not be kept: the
+					   fields above but alert are not known */
 };
 
 /*

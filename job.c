@@ -330,7 +330,7 @@ job_run_ended(const struct policy *p, struct verdict *v, int64_t until)
 		    ", so this failed run alerts");
 		v->job.name = p->job;
 		v->job.alert = !v->passed;
-		v->job.alerting = !v->passed;
+		v->job.unknown = 1;
 		return 0;
 	}
 	e.name = p->job;

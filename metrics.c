@@ -189,7 +189,8 @@ put_metrics(FILE *f, const struct event *ev, int64_t end_real,
 	    "1 when the job's last run succeeded after failed attempts.");
 	fprintf(f, "retry_passed_after_retries{job=\"%s\"} %d\n", job,
 	    ev->verdict->after_retries);
-	if (ev->verdict->job.name != NULL)
+	/* A history not kept: no gauge, rather than one that lies. */
+	if (ev->verdict->job.name != NULL && !ev->verdict->job.unknown)
 		put_job(f, &ev->verdict->job);
 }
 

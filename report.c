@@ -186,12 +186,13 @@ put_circuit(FILE *f, const struct report *rep, const struct report_end *e)
 
 /*
  * The "job" member, only with --job: what the run made of its history;
- * a run that counted neither way has nulls.
+ * a run that counted neither way, or whose history could not be kept,
+ * has nulls.
  */
 static void
 put_job(FILE *f, const char *name, const struct job_end *j)
 {
-	int counted = j->name != NULL;
+	int counted = j->name != NULL && !j->unknown;
 
 	fputs(",\n  \"job\": {\"name\": ", f);
 	put_string(f, name);

@@ -320,6 +320,17 @@ on() {
 	    --job J --alert-after 3 true
 }
 
+@test "a history that cannot be kept: -Q's first line says so, no job gauges, the report's count null" {
+	run --separate-stderr "$RETRY" -Q -n 1 --store redis://127.0.0.1:1 \
+	    --store-timeout 200ms --job J --alert-after 3 --metrics J.prom \
+	    --report r.json false
+	[ "$status" -eq 1 ]
+	[ "${stderr_lines[1]}" = "retry: job J: its history could not be kept; this failed run alerts" ]
+	grep -q '^retry_exit_status{job="J"} 1$' J.prom
+	! grep -q retry_job_ J.prom
+	grep -qF '"job": {"name": "J", "failed_in_row": null, "alerting": null, "tolerated": false, "alert": true, "recovered": false}' r.json
+}
+
 @test "the completions offer the jobs that have a record for --job, --job-status and --job-reset" {
 	run -1 "$RETRY" -q -n 1 --job nightly --alert-after 2 false
 	run -0 "$RETRY" -q --circuit api true
