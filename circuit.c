@@ -30,7 +30,6 @@
 #define GROUP_LINE_MAX	(12 + 3 * 21 + HOST_MAX + 1)	/* "probe-group ..." */
 #define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256 + RUNS_MAX + GROUP_LINE_MAX + \
 	42 * FIRSTS_MAX + MARKS_MAX + 128)
-#define PAGE_MIN	4096	/* no system retry runs on has smaller pages */
 
 /* The record as it is kept: the rules' state, and how the probe is held. */
 struct record {

@@ -19,6 +19,7 @@
 #include "shared.h"
 
 #define HOST_MAX	64	/* bytes of a host's name that a record keeps */
+#define PAGE_MIN	4096	/* no system retry runs on has smaller pages */
 
 /* The record of NAME in the state directory, open. */
 struct circuit {

@@ -21,7 +21,9 @@
 
 #define JOB_DIR		".jobs"	/* no circuit's name begins with '.' */
 #define JOB_MAGIC	"retry-job 1\n"
-#define JOB_TEXT_MAX	512
+/* A record read whole, with the newlines that pad one written in place
+ * over a longer one (circuit.c), up to the page that it is written in. */
+#define JOB_TEXT_MAX	PAGE_MIN
 #define PUT_TRIES	32	/* a store's put that others' runs beat */
 
 static struct circuit	 place;		/* the record, or the store's words */
@@ -146,6 +148,19 @@ parse_history(const char *text, struct job_view *h)
 	return *p == '\0' ? history_of(f, h) : -1;
 }
 
+/* The got bytes read of a record into *h: -1, corrupt, when they are
+ * not one, have a NUL, or may be cut. */
+static int
+history_read(const char *text, size_t got, struct job_view *h)
+{
+	if (got == JOB_TEXT_MAX || strlen(text) != got ||
+	    parse_history(text, h) == -1) {
+		memset(h, 0, sizeof(*h));
+		return -1;
+	}
+	return 0;
+}
+
 static void
 format_history(char *buf, size_t size, const struct job_view *h)
 {
@@ -205,11 +220,9 @@ file_change(int64_t until, int passed, long alert_after, struct job_end *e)
 	if (s != STEP_DONE)
 		return s;
 	memset(&h, 0, sizeof(h));
-	if (got > 0 && (got == JOB_TEXT_MAX || parse_history(text, &h) == -1)) {
+	if (got > 0 && history_read(text, got, &h) == -1)
 		warningx("job %s: the record %s/%s is corrupt; it starts afresh",
 		    sh->name, place.dir_path, sh->name);
-		memset(&h, 0, sizeof(h));
-	}
 	*e = job_rule(&h, passed, alert_after, realtime_now());
 	format_history(text, sizeof(text), &h);
 	return record_end(&place, text);
@@ -365,11 +378,9 @@ read_history(const struct policy *p, struct job_view *h, int *found)
 	if (record_read(&place, text, sizeof(text), &got) == -1)
 		fatalx("job %s: %s", p->job, sh->err);
 	*found = got > 0;
-	if (*found && (got == JOB_TEXT_MAX || parse_history(text, h) == -1)) {
+	if (*found && history_read(text, got, h) == -1)
 		warningx("job %s: the record is corrupt; the next run starts it "
 		    "afresh", p->job);
-		memset(h, 0, sizeof(*h));
-	}
 }
 
 /* A time of the history, or never. */

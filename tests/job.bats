@@ -229,6 +229,22 @@ alert_head() {
 	grep -qx 'failed:    1 run in a row (since .*)' <<<"$output"
 }
 
+@test "a corrupt record longer than the history, or than a page, heals: warned once, then counted" {
+	local size n
+	mkdir -m 700 state/.jobs
+	for size in 621 5000; do
+		{ echo 'retry-job 1'; head -c $((size - 12)) /dev/zero | tr '\0' '\n'; } \
+		    >state/.jobs/X
+		[ "$(wc -c <state/.jobs/X)" -eq "$size" ]
+		for n in 1 2 3; do
+			run -1 --separate-stderr "$RETRY" -v -n 1 --job X \
+			    --alert-after 5 false
+			[ "$(grep -c 'is corrupt' <<<"$stderr")" -eq $((n == 1)) ]
+			grep -qx "retry: job X: failed run $n in a row, tolerated (alerts at 5)" <<<"$stderr"
+		done
+	done
+}
+
 @test "a job record owned by another user is refused (as root)" {
 	need_root_and_nobody "to give files to another user"
 	run -1 "$RETRY" -q -n 1 --job J --alert-after 2 false
