@@ -613,7 +613,8 @@ struct last_attempt {
  * alert, a tolerated failure (--alert-after) or a recovery.
  */
 struct job_end {
-	const char	*name;		/* the job, or NULL: none, or not counted */
+	const char	*name;		/* the job, or NULL: none, or not read */
+	int		 counted;	/* the run counted in the history */
 	long		 failed_in_row;	/* after this run */
 	int64_t		 since;		/* the first of them: real time, ns */
 	int		 alert;		/* a failed run that alerts */

@@ -202,17 +202,41 @@ lock_wait(enum circuit_step s, int64_t until)
 }
 
 /*
+ * What a run's end makes of h: the rule's verdict when the run counts
+ * (v), else the history as it is, no alert, nothing tolerated.
+ */
+static struct job_end
+job_apply(struct job_view *h, const struct verdict *v, long alert_after)
+{
+	struct job_end e;
+
+	if (v->counts_job) {
+		e = job_rule(h, v->passed, alert_after, realtime_now());
+		e.counted = 1;
+		return e;
+	}
+	memset(&e, 0, sizeof(e));
+	e.failed_in_row = h->failed;
+	e.since = h->since;
+	e.alerting = h->alerting;
+	return e;
+}
+
+/*
  * The record read, changed by the rule and written back, under its lock,
- * so that two runs of the job that end together both count.  A corrupt
- * record starts afresh, said once.
+ * so that two runs of the job that end together both count; a run that
+ * does not count only reads it.  A corrupt record starts afresh, said
+ * once.
  */
 static enum circuit_step
-file_change(int64_t until, int passed, long alert_after, struct job_end *e)
+file_change(int64_t until, const struct verdict *v, long alert_after,
+    struct job_end *e)
 {
 	static char text[JOB_TEXT_MAX + 1];
 	struct job_view h;
 	enum circuit_step s;
 	size_t got;
+	int corrupt;
 
 	while ((s = lock_wait(record_begin(&place, text, sizeof(text), &got),
 	    until)) == STEP_BUSY)
@@ -220,12 +244,12 @@ file_change(int64_t until, int passed, long alert_after, struct job_end *e)
 	if (s != STEP_DONE)
 		return s;
 	memset(&h, 0, sizeof(h));
-	if (got > 0 && history_read(text, got, &h) == -1)
+	if ((corrupt = got > 0 && history_read(text, got, &h) == -1))
 		warningx("job %s: the record %s/%s is corrupt; it starts afresh",
 		    sh->name, place.dir_path, sh->name);
-	*e = job_rule(&h, passed, alert_after, realtime_now());
+	*e = job_apply(&h, v, alert_after);
 	format_history(text, sizeof(text), &h);
-	return record_end(&place, text);
+	return record_end(&place, v->counts_job || corrupt ? text : NULL);
 }
 
 static void
@@ -240,23 +264,32 @@ hash_of(struct job_hash *jh)
 
 /*
  * The same on the store: read, changed, and put back only if no other
- * run changed it meanwhile, else again from the read.
+ * run changed it meanwhile, else again from the read.  A corrupt hash
+ * starts afresh, said once, as a corrupt record does.
  */
 static enum circuit_step
-store_change(int64_t until, int passed, long alert_after, struct job_end *e)
+store_change(int64_t until, const struct verdict *v, long alert_after,
+    struct job_end *e)
 {
 	struct job_hash jh;
 	struct job_view h;
 	enum circuit_step s;
-	int tries, stored = 0;
+	int tries, corrupt, warned = 0, stored = 0;
 
 	hash_of(&jh);
 	for (tries = 0; tries < PUT_TRIES && !stored; tries++) {
 		if ((s = store_job_get(sh, until, &jh)) != STEP_DONE)
 			return s;
-		if (history_of(jh.field, &h) == -1)
+		if ((corrupt = history_of(jh.field, &h) == -1)) {
 			memset(&h, 0, sizeof(h));
-		*e = job_rule(&h, passed, alert_after, realtime_now());
+			if (!warned++)
+				warningx("job %s: the store's hash "
+				    "retry:job:{%s} is corrupt; it starts "
+				    "afresh", sh->name, sh->name);
+		}
+		*e = job_apply(&h, v, alert_after);
+		if (!v->counts_job && !corrupt)
+			return STEP_DONE;	/* read only */
 		history_fields(&h, jh.field);
 		if ((s = store_job_put(sh, until, &jh, &stored)) != STEP_DONE)
 			return s;
@@ -307,14 +340,28 @@ say_decision(const struct policy *p, const struct job_end *e)
 }
 
 /*
+ * Why the history could not be kept (or read): sh->err, else the store's
+ * state.
+ */
+static const char *
+why_not_kept(enum circuit_step s)
+{
+	if (sh->err[0] != '\0')
+		return sh->err;
+	return s == STEP_TIMEOUT ? "the store did not answer by the deadline" :
+	    "the store failed earlier in the run";
+}
+
+/*
  * The end of a run of the job: the rule applied to its history, kept
  * under the record's lock (or the store's check) by until, or a little
  * past it, as a circuit's run end is.  The verdict v says whether it
  * passed and whether it counts at all (outcome.c's table); its job member
- * gets what the rule made of it.  Where the history cannot be kept, a
- * failed run alerts (better a mail too many than a failure unheard),
- * said in one warning; the run's status stands.  Returns a signal that
- * came meanwhile, or 0.
+ * gets what the rule made of it.  A run that counts neither way reads the
+ * history for --metrics alone, so that its gauges stay as the history
+ * says.  Where the history cannot be kept, a failed run alerts (better a
+ * mail too many than a failure unheard), said in one warning; the run's
+ * status stands.  Returns a signal that came meanwhile, or 0.
  */
 int
 job_run_ended(const struct policy *p, struct verdict *v, int64_t until)
@@ -324,30 +371,36 @@ job_run_ended(const struct policy *p, struct verdict *v, int64_t until)
 	enum circuit_step s;
 
 	memset(&v->job, 0, sizeof(v->job));
-	if (!v->counts_job) {
+	if (!v->counts_job)
 		detail("job %s: the run counts neither way", p->job);
+	if (!v->counts_job && p->metrics == NULL)
 		return 0;
-	}
 	if (until < grace)
 		until = grace;
 	memset(&e, 0, sizeof(e));
-	s = on_store ? store_change(until, v->passed, p->alert_after, &e) :
-	    file_change(until, v->passed, p->alert_after, &e);
+	s = on_store ? store_change(until, v, p->alert_after, &e) :
+	    file_change(until, v, p->alert_after, &e);
 	if (s == STEP_SIGNAL)
 		return sh->signal;
+	if (s != STEP_DONE && !v->counts_job) {
+		warningx("job %s: %s; its history is not read, so --metrics "
+		    "has no job gauges", p->job, why_not_kept(s));
+		return 0;
+	}
 	if (s != STEP_DONE) {
 		warningx("job %s: %s; its history is not kept%s", p->job,
-		    sh->err[0] != '\0' ? sh->err : s == STEP_TIMEOUT ?
-		    "the store did not answer by the deadline" : "the store "
-		    "failed earlier in the run", v->passed ? "" :
+		    why_not_kept(s), v->passed ? "" :
 		    ", so this failed run alerts");
 		v->job.name = p->job;
 		v->job.alert = !v->passed;
+		v->job.counted = 1;
 		v->job.unknown = 1;
 		return 0;
 	}
 	e.name = p->job;
 	v->job = e;
+	if (!e.counted)
+		return 0;
 	/* Its annotation in CI: a warning, not the run's error. */
 	if (e.tolerated)
 		v->notice = NOTICE_WARNING;
@@ -371,8 +424,11 @@ read_history(const struct policy *p, struct job_view *h, int *found)
 		if (store_job_get(sh, NEVER, &jh) != STEP_DONE)
 			fatalx("job %s: %s", p->job, sh->err);
 		*found = strcmp(jh.version, "0") != 0;
-		if (*found && history_of(jh.field, h) == -1)
-			warningx("job %s: the store's hash is corrupt", p->job);
+		if (*found && history_of(jh.field, h) == -1) {
+			warningx("job %s: the store's hash is corrupt; the next "
+			    "run starts it afresh", p->job);
+			memset(h, 0, sizeof(*h));
+		}
 		return;
 	}
 	if (record_read(&place, text, sizeof(text), &got) == -1)

@@ -138,7 +138,7 @@ static void
 put_job(FILE *f, const struct job_end *e)
 {
 	gauge(f, "retry_job_failed_runs_in_row",
-	    "Failed runs of the job in a row, this one included (--job).");
+	    "Failed runs of the job in a row after its last run (--job).");
 	fprintf(f, "retry_job_failed_runs_in_row{job=\"%s\"} %ld\n", job,
 	    e->failed_in_row);
 	gauge(f, "retry_job_alerting", "1 when the job has alerted since its "

@@ -192,7 +192,7 @@ put_circuit(FILE *f, const struct report *rep, const struct report_end *e)
 static void
 put_job(FILE *f, const char *name, const struct job_end *j)
 {
-	int counted = j->name != NULL && !j->unknown;
+	int counted = j->counted && !j->unknown;
 
 	fputs(",\n  \"job\": {\"name\": ", f);
 	put_string(f, name);

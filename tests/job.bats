@@ -113,6 +113,17 @@ alert_head() {
 	! grep -q retry_job_ other.prom
 }
 
+@test "--metrics: a run that counts neither way keeps the job gauges as the history says" {
+	run -1 "$RETRY" -q -n 1 --metrics M.prom --alert-after 1 false
+	run -124 --separate-stderr "$RETRY" -n 1 --metrics M.prom --alert-after 1 \
+	    -D 100ms --min-time 200ms false
+	[ "$stderr" = "retry: less than 0.200s left before the deadline; not starting" ]
+	grep -qx 'retry_job_failed_runs_in_row{job="M"} 1' M.prom
+	grep -qx 'retry_job_alerting{job="M"} 1' M.prom
+	grep -qx 'retry_outcome{job="M",outcome="too_late"} 1' M.prom
+	run -75 "$RETRY" --job-status M
+}
+
 @test "the report's job object, and -v's line of what job.c decided" {
 	run --separate-stderr "$RETRY" -v -n 1 --job J --alert-after 2 \
 	    --report r.json false
@@ -306,6 +317,17 @@ on() {
 	[ "$output" = "" ]
 	run -0 on A "$RETRY" --store "$STORE" --job-reset J
 	[ "$(redis-cli -s "$server/sock" exists 'retry:job:{J}')" = 0 ]
+}
+
+@test "--store: a corrupt hash starts afresh with one warning, as a corrupt record does" {
+	redis
+	redis-cli -s "$server/sock" hset 'retry:job:{J}' v 1 failed x >/dev/null
+	run -1 --separate-stderr "$RETRY" -v -n 1 --store "$STORE" --job J \
+	    --alert-after 3 false
+	[ "$(grep -c 'corrupt' <<<"$stderr")" -eq 1 ]
+	grep -qx "retry: job J: the store's hash retry:job:{J} is corrupt; it starts afresh" <<<"$stderr"
+	grep -qx 'retry: job J: failed run 1 in a row, tolerated (alerts at 3)' <<<"$stderr"
+	[ "$(redis-cli -s "$server/sock" hget 'retry:job:{J}' failed)" = 1 ]
 }
 
 @test "--store: runs on two hosts that end together both count" {
