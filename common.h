@@ -942,6 +942,7 @@ struct job_view {
 	int		 found;		/* there is a history */
 	int		 on_store;	/* place is the store's URL */
 	const char	*place;		/* else the directory of the records */
+	const char	*state;		/* "healthy", "failing" or "alerting" */
 };
 
 int	report_job_status(struct report *, const char *,

@@ -176,29 +176,11 @@ format_history(char *buf, size_t size, const struct job_view *h)
 
 /* ---- The two places ---------------------------------------------------- */
 
-/*
- * The record's lock, held by another run: waited for in proc.c's wait
- * until until, as gate.c waits for a circuit's.
- */
+/* A step's answer, after circuit_lock_wait() for a busy lock. */
 static enum circuit_step
 lock_wait(enum circuit_step s, int64_t until)
 {
-	if (s != STEP_BUSY)
-		return s;
-	switch (proc_lock(place.lock, &circuit_update_lock, until,
-	    &sh->signal)) {
-	case LOCK_TAKEN:
-		return STEP_BUSY;
-	case LOCK_TIMEOUT:
-		(void)snprintf(sh->err, sizeof(sh->err), "%s/%s: its lock was "
-		    "held too long", place.dir_path, sh->name);
-		return STEP_TIMEOUT;
-	case LOCK_SIGNAL:
-		return STEP_SIGNAL;
-	case LOCK_FAILED:
-		break;
-	}
-	return circuit_lock_failed(&place, errno);
+	return circuit_lock_wait(&place, s, until);
 }
 
 /*
@@ -303,12 +285,12 @@ store_change(int64_t until, const struct verdict *v, long alert_after,
 /* ---- The run ----------------------------------------------------------- */
 
 /*
- * Before the first attempt of a run with --job: the record opened and
- * checked (one that is not a record, a link, another user's: refused,
- * 125, nothing run); on a store nothing is sent yet.
+ * The place of p->job's history: the store (nothing sent yet), or its
+ * record, opened and checked (one that is not a record, a link, another
+ * user's: refused, 125); reading_only, nothing is made.
  */
-void
-job_open(const struct policy *p)
+static void
+open_history(const struct policy *p, int reading_only)
 {
 	memset(&place, 0, sizeof(place));
 	place.dir = place.lock = place.record = -1;
@@ -316,10 +298,20 @@ job_open(const struct policy *p)
 		on_store = 1;
 		sh->name = p->job;
 		store_job_open(sh, &p->store, p->store_timeout);
-		return;
-	}
-	if (record_open(&place, JOB_DIR, JOB_MAGIC, p->job, 0) == -1)
+	} else if (record_open(&place, JOB_DIR, JOB_MAGIC, p->job,
+	    reading_only) == -1)
 		fatalx("job %s: %s", p->job, sh->err);
+}
+
+/*
+ * Before the first attempt of a run with --job: the record opened and
+ * checked (one that is not a record, a link, another user's: refused,
+ * 125, nothing run); on a store nothing is sent yet.
+ */
+void
+job_open(const struct policy *p)
+{
+	open_history(p, 0);
 }
 
 /* What -v says the rule made of the run. */
@@ -446,16 +438,30 @@ when(char *buf, size_t size, int64_t t)
 	return t == 0 ? "never" : fmt_utc(buf, size, t);
 }
 
-/* --job-status: like --circuit-status's lines; the exit status. */
+/*
+ * The state of h in one word, into h->state, and the exit status of
+ * --job-status: healthy 0, failing short of an alert 1, alerting 75.
+ */
 static int
+job_state(struct job_view *h)
+{
+	if (h->alerting) {
+		h->state = "alerting";
+		return EXIT_TEMPFAIL;
+	}
+	h->state = h->failed > 0 ? "failing" : "healthy";
+	return h->failed > 0 ? 1 : 0;
+}
+
+/* --job-status: like --circuit-status's lines. */
+static void
 print_history(const struct policy *p, const struct job_view *h, int found)
 {
 	char t[32], place_text[4 * PATH_MAX];
 	const char *where = h->place;
 
 	(void)escape(place_text, sizeof(place_text), where, strlen(where));
-	(void)printf("job:       %s\nstate:     %s\n", p->job, h->alerting ?
-	    "alerting" : h->failed > 0 ? "failing" : "healthy");
+	(void)printf("job:       %s\nstate:     %s\n", p->job, h->state);
 	if (h->failed > 0)
 		(void)printf("failed:    %ld run%s in a row (since %s)\n",
 		    h->failed, h->failed == 1 ? "" : "s",
@@ -471,11 +477,11 @@ print_history(const struct policy *p, const struct job_view *h, int found)
 		(void)printf("record:    %sretry:job:{%s} on %s\n", found ? "" :
 		    "none: no key ", p->job, place_text);
 	else if (found)
-		(void)printf("record:    %s/%s\n", place_text, p->job);
+		(void)printf("record:    %s/%s/%s\n", place_text, JOB_DIR,
+		    p->job);
 	else
-		(void)printf("record:    none: no file %s in %s\n", p->job,
-		    place_text);
-	return h->alerting ? EXIT_TEMPFAIL : h->failed > 0 ? 1 : 0;
+		(void)printf("record:    none: no file %s in %s/%s\n", p->job,
+		    place_text, JOB_DIR);
 }
 
 /* --job-reset: the history forgotten; one without a history says so. */
@@ -510,6 +516,20 @@ reset_history(const struct policy *p)
 	return 0;
 }
 
+/*
+ * The state directory itself, as --circuit-status names it: the records'
+ * directory less its last component, JOB_DIR.
+ */
+static const char *
+state_dir(void)
+{
+	static char dir[PATH_MAX];
+	size_t len = strlen(place.dir_path) - strlen("/" JOB_DIR);
+
+	(void)snprintf(dir, sizeof(dir), "%.*s", (int)len, place.dir_path);
+	return dir;
+}
+
 /* --job-status NAME and --job-reset NAME. */
 int
 job_command(const struct policy *p)
@@ -522,22 +542,15 @@ job_command(const struct policy *p)
 	if (p->job_command == JOB_STATUS && p->report != NULL &&
 	    report_open(&rep, p->report) == -1)
 		fatalx("--report '%s': %s", p->report, strerror(errno));
-	memset(&place, 0, sizeof(place));
-	place.dir = place.lock = place.record = -1;
-	if (p->store.given) {
-		on_store = 1;
-		sh->name = p->job;
-		store_job_open(sh, &p->store, p->store_timeout);
-	} else if (record_open(&place, JOB_DIR, JOB_MAGIC, p->job,
-	    p->job_command == JOB_STATUS) == -1)
-		fatalx("job %s: %s", p->job, sh->err);
+	open_history(p, p->job_command == JOB_STATUS);
 	if (p->job_command == JOB_RESET)
 		return reset_history(p);
 	read_history(p, &h, &found);
 	h.found = found;
 	h.on_store = on_store;
-	h.place = on_store ? p->store.shown : place.dir_path;
-	status = print_history(p, &h, found);
+	h.place = on_store ? p->store.shown : state_dir();
+	status = job_state(&h);
+	print_history(p, &h, found);
 	if (p->report != NULL && report_job_status(&rep, p->job, &h,
 	    status) == -1)
 		fatal("--report '%s'", p->report);

@@ -389,6 +389,8 @@ on() {
 	run -1 "$RETRY" -q -n 1 --job J --alert-after 1 false
 	run -75 "$RETRY" --job-status J --report s.json
 	grep -qx '  "job": "J",' s.json
+	# The state directory itself, as --circuit-status names it.
+	grep -qx "  \"state_directory\": \"$RETRY_STATE_DIR\"," s.json
 	grep -qx '  "state": "alerting",' s.json
 	grep -qx '  "failed_in_row": 1,' s.json
 	grep -qx '  "last_success": null,' s.json
