@@ -191,6 +191,32 @@ alert_head() {
 	expect_stderr "retry: job J: no history to forget"
 }
 
+@test "a command of a circuit or a job goes alone: no command, no --job or --circuit, nothing that tunes a job's run (125, nothing run)" {
+	local args want
+	while IFS='|' read -r args want; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$RETRY" $args
+		[ "$status" -eq 125 ]
+		[ "$output" = "" ]
+		[ "$stderr" = "retry: $want" ]
+	done <<-'EOF'
+	--job-status J -- touch ran|--job-status takes no command: give it alone
+	--job-reset J touch ran|--job-reset takes no command: give it alone
+	--circuit-status C -- touch ran|--circuit-status takes no command: give it alone
+	--circuit-list touch ran|--circuit-list takes no command: give it alone
+	--job A --job-status B|--job-status is not a run: give it without --circuit and --job
+	--job-reset B --job A|--job-reset is not a run: give it without --circuit and --job
+	--circuit A --circuit-status B|--circuit-status is not a run: give it without --circuit and --job
+	--job-status J --alert-after 3|--alert-after, --on-tolerate and --on-recover tune a run of a job, not --job-status
+	--job-reset J --on-recover true|--alert-after, --on-tolerate and --on-recover tune a run of a job, not --job-reset
+	EOF
+	[ ! -e ran ]
+	[ ! -e state/.jobs ]
+	run -125 --separate-stderr "$RETRY" --metrics 'a b.prom' --alert-after 2 touch ran
+	expect_stderr "retry: --alert-after needs a job name, and --metrics 'a b.prom' names none ('a b' is not a name: letters, digits, '.', '_', '-', not beginning with '.'): give --job NAME"
+	[ ! -e ran ]
+}
+
 @test "the records live in .jobs, which --circuit-list and the circuits' completions skip" {
 	run -1 "$RETRY" -q -n 1 --job J --alert-after 2 false
 	run -0 "$RETRY" -q --circuit C true
