@@ -226,7 +226,8 @@ file_change(int64_t until, const struct verdict *v, long alert_after,
 	if (s != STEP_DONE)
 		return s;
 	memset(&h, 0, sizeof(h));
-	if ((corrupt = got > 0 && history_read(text, got, &h) == -1))
+	corrupt = got > 0 && history_read(text, got, &h) == -1;
+	if (corrupt)
 		warningx("job %s: the record %s/%s is corrupt; it starts afresh",
 		    sh->name, place.dir_path, sh->name);
 	*e = job_apply(&h, v, alert_after);
@@ -262,7 +263,8 @@ store_change(int64_t until, const struct verdict *v, long alert_after,
 	for (tries = 0; tries < PUT_TRIES && !stored; tries++) {
 		if ((s = store_job_get(sh, until, &jh)) != STEP_DONE)
 			return s;
-		if ((corrupt = history_of(jh.field, &h) == -1)) {
+		corrupt = history_of(jh.field, &h) == -1;
+		if (corrupt) {
 			memset(&h, 0, sizeof(h));
 			if (!warned++)
 				warningx("job %s: the store's hash "
