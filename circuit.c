@@ -30,7 +30,6 @@
 #define GROUP_LINE_MAX	(12 + 3 * 21 + HOST_MAX + 1)	/* "probe-group ..." */
 #define RECORD_MAX	(64 + 21 * BUDGET_MAX + 256 + RUNS_MAX + GROUP_LINE_MAX + \
 	42 * FIRSTS_MAX + MARKS_MAX + 128)
-#define PAGE_MIN	4096	/* no system retry runs on has smaller pages */
 
 /* The record as it is kept: the rules' state, and how the probe is held. */
 struct record {
@@ -44,10 +43,9 @@ static const char *const state_names[] = { "closed", "open", "half-open" };
 
 /* Byte 0 of the lock file: changing the record; byte 1: the probe. */
 /* Designated: the members of struct flock are in another order on macOS. */
-const struct flock circuit_update_lock = {
+static const struct flock update_lock = {
 	.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1
 };
-#define update_lock	circuit_update_lock
 static const struct flock probe_lock = {
 	.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 1, .l_len = 1
 };
@@ -78,11 +76,31 @@ lock_failed(struct circuit *c, int e)
 	    strerror(e));
 }
 
-/* The lock could not be waited for (the gate's wait), errno e: said. */
+/*
+ * A step's answer s.  STEP_BUSY, the record's lock held by another run:
+ * waited for in proc.c's wait, which keeps an attempt's stdio moving and
+ * which a signal or until ends (STEP_SIGNAL, STEP_TIMEOUT said in
+ * c->sh.err); then STEP_BUSY again, for the caller to ask the step again
+ * and find the lock its own.  Any other answer passes through.
+ */
 enum circuit_step
-circuit_lock_failed(struct circuit *c, int e)
+circuit_lock_wait(struct circuit *c, enum circuit_step s, int64_t until)
 {
-	(void)lock_failed(c, e);
+	if (s != STEP_BUSY)
+		return s;
+	switch (proc_lock(c->lock, &update_lock, until, &c->sh.signal)) {
+	case LOCK_TAKEN:
+		return STEP_BUSY;	/* the step, again */
+	case LOCK_TIMEOUT:
+		(void)failure(c, "%s/%s: its lock was held too long",
+		    c->dir_path, c->sh.name);
+		return STEP_TIMEOUT;
+	case LOCK_SIGNAL:
+		return STEP_SIGNAL;
+	case LOCK_FAILED:
+		break;
+	}
+	(void)lock_failed(c, errno);
 	return STEP_FAILED;
 }
 
@@ -679,13 +697,12 @@ write_record(struct circuit *c, const struct record *r)
 
 static struct record rec;	/* the one being changed (8 kB: not on the stack) */
 
-static enum circuit_step end_step(struct circuit *, int);
+static enum circuit_step finish_step(struct circuit *, enum circuit_step);
 
 /*
  * The lock, then the record; a corrupt one is noted for the caller.  A
  * lock that another run holds is STEP_BUSY: the caller waits for it, in
- * the wait that keeps an attempt's stdio moving, which is not this file's
- * (proc_lock()), and asks again; a lock this process holds is taken again
+ * circuit_lock_wait(), and asks again; a lock this process holds is taken again
  * at once.
  */
 static enum circuit_step
@@ -700,26 +717,23 @@ begin_step(struct circuit *c)
 		(void)lock_failed(c, errno);
 		return STEP_FAILED;
 	}
-	if (read_record(c, &rec, &corrupt, 1) == -1) {
-		(void)end_step(c, 0);
-		return STEP_FAILED;
-	}
+	if (read_record(c, &rec, &corrupt, 1) == -1)
+		return finish_step(c, STEP_FAILED);
 	if (corrupt)
 		c->sh.corrupt = 1;
 	c->rewrite = corrupt;
 	return STEP_DONE;
 }
 
-/* Writes the record back if changed (or it was corrupt), and unlocks. */
+/*
+ * The end of any step, s its answer so far: the record closed and the
+ * lock given back; the first failure is the answer.
+ */
 static enum circuit_step
-end_step(struct circuit *c, int changed)
+finish_step(struct circuit *c, enum circuit_step s)
 {
 	struct flock unlock = update_lock;
-	enum circuit_step s = STEP_DONE;
 
-	if ((changed || c->rewrite) && write_record(c, &rec) == -1)
-		s = STEP_FAILED;
-	c->rewrite = 0;
 	if (c->record != -1 && close(c->record) == -1 && s == STEP_DONE) {
 		(void)record_failed(c, errno);
 		s = STEP_FAILED;
@@ -731,6 +745,18 @@ end_step(struct circuit *c, int changed)
 		s = STEP_FAILED;
 	}
 	return s;
+}
+
+/* Writes the record back if changed (or it was corrupt), and unlocks. */
+static enum circuit_step
+end_step(struct circuit *c, int changed)
+{
+	enum circuit_step s = STEP_DONE;
+
+	if ((changed || c->rewrite) && write_record(c, &rec) == -1)
+		s = STEP_FAILED;
+	c->rewrite = 0;
+	return finish_step(c, s);
 }
 
 /* ---- The probe -------------------------------------------------------- */
@@ -1215,7 +1241,7 @@ circuit_open(struct circuit *c, const char *name, int reading_only)
  * A record of another kind (job.c's), opened by record_open(), read and
  * written as text under the same lock and by the same rules as a
  * circuit's.  record_begin() takes the lock (STEP_BUSY: another run holds
- * it; wait with proc_lock() and ask again) and reads the text, at most
+ * it; wait with circuit_lock_wait() and ask again) and reads the text, at most
  * size - 1 bytes, NUL-terminated, 0 bytes when there is none yet.
  */
 enum circuit_step
@@ -1228,10 +1254,8 @@ record_begin(struct circuit *c, char *text, size_t size, size_t *got)
 		(void)lock_failed(c, errno);
 		return STEP_FAILED;
 	}
-	if (read_raw(c, text, size, got, 1) == -1) {
-		(void)end_step(c, 0);
-		return STEP_FAILED;
-	}
+	if (read_raw(c, text, size, got, 1) == -1)
+		return finish_step(c, STEP_FAILED);
 	return STEP_DONE;
 }
 
@@ -1240,7 +1264,6 @@ enum circuit_step
 record_end(struct circuit *c, const char *text)
 {
 	static char buf[PAGE_MIN + 1];	/* room for the padding */
-	struct flock unlock = update_lock;
 	enum circuit_step s = STEP_DONE;
 	size_t len;
 
@@ -1252,17 +1275,7 @@ record_end(struct circuit *c, const char *text)
 		if (write_text(c, buf, len) == -1)
 			s = STEP_FAILED;
 	}
-	if (c->record != -1 && close(c->record) == -1 && s == STEP_DONE) {
-		(void)record_failed(c, errno);
-		s = STEP_FAILED;
-	}
-	c->record = -1;
-	unlock.l_type = F_UNLCK;
-	if (fcntl(c->lock, F_SETLK, &unlock) == -1 && s == STEP_DONE) {
-		(void)lock_failed(c, errno);
-		s = STEP_FAILED;
-	}
-	return s;
+	return finish_step(c, s);
 }
 
 /*

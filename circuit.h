@@ -19,6 +19,7 @@
 #include "shared.h"
 
 #define HOST_MAX	64	/* bytes of a host's name that a record keeps */
+#define PAGE_MIN	4096	/* no system retry runs on has smaller pages */
 
 /* The record of NAME in the state directory, open. */
 struct circuit {
@@ -38,8 +39,6 @@ struct circuit {
 	long		 left_by;	/* and the gone process that held it */
 };
 
-extern const struct flock circuit_update_lock;	/* the record's lock */
-
 int		 circuit_open(struct circuit *, const char *, int);
 enum circuit_step	 circuit_admit(struct circuit *, const struct admit_ask *,
 		    enum admission *, int64_t *);
@@ -48,7 +47,8 @@ enum circuit_step	 circuit_probe_group(struct circuit *,
 enum circuit_step	 circuit_result(struct circuit *, int,
 		    const struct breaker *, double);
 enum circuit_step	 circuit_run_ended(struct circuit *, enum run_kind);
-enum circuit_step	 circuit_lock_failed(struct circuit *, int);
+enum circuit_step	 circuit_lock_wait(struct circuit *, enum circuit_step,
+		    int64_t);
 enum circuit_step	 circuit_reset(struct circuit *);
 enum circuit_step	 circuit_view(struct circuit *, struct circuit_view *);
 int		 circuit_print(FILE *, const char *, const struct circuit_view *);

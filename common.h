@@ -614,13 +614,16 @@ struct last_attempt {
  * alert, a tolerated failure (--alert-after) or a recovery.
  */
 struct job_end {
-	const char	*name;		/* the job, or NULL: none, or not counted */
+	const char	*name;		/* the job, or NULL: none, or not read */
+	int		 counted;	/* the run counted in the history */
 	long		 failed_in_row;	/* after this run */
 	int64_t		 since;		/* the first of them: real time, ns */
 	int		 alert;		/* a failed run that alerts */
 	int		 tolerated;	/* a failed run before the Nth */
 	int		 recovered;	/* a success after an alert */
 	int		 alerting;	/* the job alerts after this run */
+	int		 unknown;	/* the history could not be kept: the
+					   fields above but alert are not known */
 };
 
 /*
@@ -943,6 +946,7 @@ struct job_view {
 	int		 found;		/* there is a history */
 	int		 on_store;	/* place is the store's URL */
 	const char	*place;		/* else the directory of the records */
+	const char	*state;		/* "healthy", "failing" or "alerting" */
 };
 
 int	report_job_status(struct report *, const char *,

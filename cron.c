@@ -108,7 +108,8 @@ index_attempt(const struct event *ev)
 
 /*
  * "retry: job NAME failed N runs in a row (since TIME)": the first line
- * of an alert's mail, the time in UTC as the attempts' headers have it.
+ * of an alert's mail, the time in UTC as the attempts' headers have it;
+ * a history that could not be kept has no count to give.
  */
 static void
 alert_line(const struct job_end *j)
@@ -116,10 +117,14 @@ alert_line(const struct job_end *j)
 	char text[512], since[32];
 	int len;
 
-	len = snprintf(text, sizeof(text), "retry: job %s failed %ld run%s in "
-	    "a row (since %s)\n", j->name, j->failed_in_row,
-	    j->failed_in_row == 1 ? "" : "s", fmt_utc(since, sizeof(since),
-	    j->since));
+	if (j->unknown)
+		len = snprintf(text, sizeof(text), "retry: job %s: its history "
+		    "could not be kept; this failed run alerts\n", j->name);
+	else
+		len = snprintf(text, sizeof(text), "retry: job %s failed %ld "
+		    "run%s in a row (since %s)\n", j->name, j->failed_in_row,
+		    j->failed_in_row == 1 ? "" : "s", fmt_utc(since,
+		    sizeof(since), j->since));
 	if (len > 0 && (size_t)len < sizeof(text))
 		msg_put(text, (size_t)len);
 }

@@ -24,29 +24,11 @@ static int		 off;	/* the store failed, --store-fail open */
 
 /* ---- The two backends, one interface ------------------------------ */
 
-/*
- * The record's lock, held by another run (STEP_BUSY): waited for here, in
- * proc.c's wait, which keeps an attempt's stdio moving and which a signal
- * or until ends; then the step asks again and finds the lock this run's.
- * Any other answer of the step passes through.
- */
+/* A step's answer, after circuit_lock_wait() for a busy lock. */
 static enum circuit_step
 lock_wait(enum circuit_step s, int64_t until)
 {
-	if (s != STEP_BUSY)
-		return s;
-	switch (proc_lock(circuit.lock, &circuit_update_lock, until,
-	    &sh->signal)) {
-	case LOCK_TAKEN:
-		return STEP_BUSY;	/* the step, again */
-	case LOCK_TIMEOUT:
-		return STEP_TIMEOUT;
-	case LOCK_SIGNAL:
-		return STEP_SIGNAL;
-	case LOCK_FAILED:
-		break;
-	}
-	return circuit_lock_failed(&circuit, errno);
+	return circuit_lock_wait(&circuit, s, until);
 }
 
 static enum circuit_step

@@ -21,7 +21,9 @@
 
 #define JOB_DIR		".jobs"	/* no circuit's name begins with '.' */
 #define JOB_MAGIC	"retry-job 1\n"
-#define JOB_TEXT_MAX	512
+/* A record read whole, with the newlines that pad one written in place
+ * over a longer one (circuit.c), up to the page that it is written in. */
+#define JOB_TEXT_MAX	PAGE_MIN
 #define PUT_TRIES	32	/* a store's put that others' runs beat */
 
 static struct circuit	 place;		/* the record, or the store's words */
@@ -146,6 +148,19 @@ parse_history(const char *text, struct job_view *h)
 	return *p == '\0' ? history_of(f, h) : -1;
 }
 
+/* The got bytes read of a record into *h: -1, corrupt, when they are
+ * not one, have a NUL, or may be cut. */
+static int
+history_read(const char *text, size_t got, struct job_view *h)
+{
+	if (got == JOB_TEXT_MAX || strlen(text) != got ||
+	    parse_history(text, h) == -1) {
+		memset(h, 0, sizeof(*h));
+		return -1;
+	}
+	return 0;
+}
+
 static void
 format_history(char *buf, size_t size, const struct job_view *h)
 {
@@ -161,43 +176,49 @@ format_history(char *buf, size_t size, const struct job_view *h)
 
 /* ---- The two places ---------------------------------------------------- */
 
-/*
- * The record's lock, held by another run: waited for in proc.c's wait
- * until until, as gate.c waits for a circuit's.
- */
+/* A step's answer, after circuit_lock_wait() for a busy lock. */
 static enum circuit_step
 lock_wait(enum circuit_step s, int64_t until)
 {
-	if (s != STEP_BUSY)
-		return s;
-	switch (proc_lock(place.lock, &circuit_update_lock, until,
-	    &sh->signal)) {
-	case LOCK_TAKEN:
-		return STEP_BUSY;
-	case LOCK_TIMEOUT:
-		(void)snprintf(sh->err, sizeof(sh->err), "%s/%s: its lock was "
-		    "held too long", place.dir_path, sh->name);
-		return STEP_TIMEOUT;
-	case LOCK_SIGNAL:
-		return STEP_SIGNAL;
-	case LOCK_FAILED:
-		break;
+	return circuit_lock_wait(&place, s, until);
+}
+
+/*
+ * What a run's end makes of h: the rule's verdict when the run counts
+ * (v), else the history as it is, no alert, nothing tolerated.
+ */
+static struct job_end
+job_apply(struct job_view *h, const struct verdict *v, long alert_after)
+{
+	struct job_end e;
+
+	if (v->counts_job) {
+		e = job_rule(h, v->passed, alert_after, realtime_now());
+		e.counted = 1;
+		return e;
 	}
-	return circuit_lock_failed(&place, errno);
+	memset(&e, 0, sizeof(e));
+	e.failed_in_row = h->failed;
+	e.since = h->since;
+	e.alerting = h->alerting;
+	return e;
 }
 
 /*
  * The record read, changed by the rule and written back, under its lock,
- * so that two runs of the job that end together both count.  A corrupt
- * record starts afresh, said once.
+ * so that two runs of the job that end together both count; a run that
+ * does not count only reads it.  A corrupt record starts afresh, said
+ * once.
  */
 static enum circuit_step
-file_change(int64_t until, int passed, long alert_after, struct job_end *e)
+file_change(int64_t until, const struct verdict *v, long alert_after,
+    struct job_end *e)
 {
 	static char text[JOB_TEXT_MAX + 1];
 	struct job_view h;
 	enum circuit_step s;
 	size_t got;
+	int corrupt;
 
 	while ((s = lock_wait(record_begin(&place, text, sizeof(text), &got),
 	    until)) == STEP_BUSY)
@@ -205,14 +226,13 @@ file_change(int64_t until, int passed, long alert_after, struct job_end *e)
 	if (s != STEP_DONE)
 		return s;
 	memset(&h, 0, sizeof(h));
-	if (got > 0 && (got == JOB_TEXT_MAX || parse_history(text, &h) == -1)) {
+	corrupt = got > 0 && history_read(text, got, &h) == -1;
+	if (corrupt)
 		warningx("job %s: the record %s/%s is corrupt; it starts afresh",
 		    sh->name, place.dir_path, sh->name);
-		memset(&h, 0, sizeof(h));
-	}
-	*e = job_rule(&h, passed, alert_after, realtime_now());
+	*e = job_apply(&h, v, alert_after);
 	format_history(text, sizeof(text), &h);
-	return record_end(&place, text);
+	return record_end(&place, v->counts_job || corrupt ? text : NULL);
 }
 
 static void
@@ -227,23 +247,33 @@ hash_of(struct job_hash *jh)
 
 /*
  * The same on the store: read, changed, and put back only if no other
- * run changed it meanwhile, else again from the read.
+ * run changed it meanwhile, else again from the read.  A corrupt hash
+ * starts afresh, said once, as a corrupt record does.
  */
 static enum circuit_step
-store_change(int64_t until, int passed, long alert_after, struct job_end *e)
+store_change(int64_t until, const struct verdict *v, long alert_after,
+    struct job_end *e)
 {
 	struct job_hash jh;
 	struct job_view h;
 	enum circuit_step s;
-	int tries, stored = 0;
+	int tries, corrupt, warned = 0, stored = 0;
 
 	hash_of(&jh);
 	for (tries = 0; tries < PUT_TRIES && !stored; tries++) {
 		if ((s = store_job_get(sh, until, &jh)) != STEP_DONE)
 			return s;
-		if (history_of(jh.field, &h) == -1)
+		corrupt = history_of(jh.field, &h) == -1;
+		if (corrupt) {
 			memset(&h, 0, sizeof(h));
-		*e = job_rule(&h, passed, alert_after, realtime_now());
+			if (!warned++)
+				warningx("job %s: the store's hash "
+				    "retry:job:{%s} is corrupt; it starts "
+				    "afresh", sh->name, sh->name);
+		}
+		*e = job_apply(&h, v, alert_after);
+		if (!v->counts_job && !corrupt)
+			return STEP_DONE;	/* read only */
 		history_fields(&h, jh.field);
 		if ((s = store_job_put(sh, until, &jh, &stored)) != STEP_DONE)
 			return s;
@@ -257,12 +287,12 @@ store_change(int64_t until, int passed, long alert_after, struct job_end *e)
 /* ---- The run ----------------------------------------------------------- */
 
 /*
- * Before the first attempt of a run with --job: the record opened and
- * checked (one that is not a record, a link, another user's: refused,
- * 125, nothing run); on a store nothing is sent yet.
+ * The place of p->job's history: the store (nothing sent yet), or its
+ * record, opened and checked (one that is not a record, a link, another
+ * user's: refused, 125); reading_only, nothing is made.
  */
-void
-job_open(const struct policy *p)
+static void
+open_history(const struct policy *p, int reading_only)
 {
 	memset(&place, 0, sizeof(place));
 	place.dir = place.lock = place.record = -1;
@@ -270,10 +300,20 @@ job_open(const struct policy *p)
 		on_store = 1;
 		sh->name = p->job;
 		store_job_open(sh, &p->store, p->store_timeout);
-		return;
-	}
-	if (record_open(&place, JOB_DIR, JOB_MAGIC, p->job, 0) == -1)
+	} else if (record_open(&place, JOB_DIR, JOB_MAGIC, p->job,
+	    reading_only) == -1)
 		fatalx("job %s: %s", p->job, sh->err);
+}
+
+/*
+ * Before the first attempt of a run with --job: the record opened and
+ * checked (one that is not a record, a link, another user's: refused,
+ * 125, nothing run); on a store nothing is sent yet.
+ */
+void
+job_open(const struct policy *p)
+{
+	open_history(p, 0);
 }
 
 /* What -v says the rule made of the run. */
@@ -294,14 +334,28 @@ say_decision(const struct policy *p, const struct job_end *e)
 }
 
 /*
+ * Why the history could not be kept (or read): sh->err, else the store's
+ * state.
+ */
+static const char *
+why_not_kept(enum circuit_step s)
+{
+	if (sh->err[0] != '\0')
+		return sh->err;
+	return s == STEP_TIMEOUT ? "the store did not answer by the deadline" :
+	    "the store failed earlier in the run";
+}
+
+/*
  * The end of a run of the job: the rule applied to its history, kept
  * under the record's lock (or the store's check) by until, or a little
  * past it, as a circuit's run end is.  The verdict v says whether it
  * passed and whether it counts at all (outcome.c's table); its job member
- * gets what the rule made of it.  Where the history cannot be kept, a
- * failed run alerts (better a mail too many than a failure unheard),
- * said in one warning; the run's status stands.  Returns a signal that
- * came meanwhile, or 0.
+ * gets what the rule made of it.  A run that counts neither way reads the
+ * history for --metrics alone, so that its gauges stay as the history
+ * says.  Where the history cannot be kept, a failed run alerts (better a
+ * mail too many than a failure unheard), said in one warning; the run's
+ * status stands.  Returns a signal that came meanwhile, or 0.
  */
 int
 job_run_ended(const struct policy *p, struct verdict *v, int64_t until)
@@ -311,30 +365,36 @@ job_run_ended(const struct policy *p, struct verdict *v, int64_t until)
 	enum circuit_step s;
 
 	memset(&v->job, 0, sizeof(v->job));
-	if (!v->counts_job) {
+	if (!v->counts_job)
 		detail("job %s: the run counts neither way", p->job);
+	if (!v->counts_job && p->metrics == NULL)
 		return 0;
-	}
 	if (until < grace)
 		until = grace;
 	memset(&e, 0, sizeof(e));
-	s = on_store ? store_change(until, v->passed, p->alert_after, &e) :
-	    file_change(until, v->passed, p->alert_after, &e);
+	s = on_store ? store_change(until, v, p->alert_after, &e) :
+	    file_change(until, v, p->alert_after, &e);
 	if (s == STEP_SIGNAL)
 		return sh->signal;
+	if (s != STEP_DONE && !v->counts_job) {
+		warningx("job %s: %s; its history is not read, so --metrics "
+		    "has no job gauges", p->job, why_not_kept(s));
+		return 0;
+	}
 	if (s != STEP_DONE) {
 		warningx("job %s: %s; its history is not kept%s", p->job,
-		    sh->err[0] != '\0' ? sh->err : s == STEP_TIMEOUT ?
-		    "the store did not answer by the deadline" : "the store "
-		    "failed earlier in the run", v->passed ? "" :
+		    why_not_kept(s), v->passed ? "" :
 		    ", so this failed run alerts");
 		v->job.name = p->job;
 		v->job.alert = !v->passed;
-		v->job.alerting = !v->passed;
+		v->job.counted = 1;
+		v->job.unknown = 1;
 		return 0;
 	}
 	e.name = p->job;
 	v->job = e;
+	if (!e.counted)
+		return 0;
 	/* Its annotation in CI: a warning, not the run's error. */
 	if (e.tolerated)
 		v->notice = NOTICE_WARNING;
@@ -358,18 +418,19 @@ read_history(const struct policy *p, struct job_view *h, int *found)
 		if (store_job_get(sh, NEVER, &jh) != STEP_DONE)
 			fatalx("job %s: %s", p->job, sh->err);
 		*found = strcmp(jh.version, "0") != 0;
-		if (*found && history_of(jh.field, h) == -1)
-			warningx("job %s: the store's hash is corrupt", p->job);
+		if (*found && history_of(jh.field, h) == -1) {
+			warningx("job %s: the store's hash is corrupt; the next "
+			    "run starts it afresh", p->job);
+			memset(h, 0, sizeof(*h));
+		}
 		return;
 	}
 	if (record_read(&place, text, sizeof(text), &got) == -1)
 		fatalx("job %s: %s", p->job, sh->err);
 	*found = got > 0;
-	if (*found && (got == JOB_TEXT_MAX || parse_history(text, h) == -1)) {
+	if (*found && history_read(text, got, h) == -1)
 		warningx("job %s: the record is corrupt; the next run starts it "
 		    "afresh", p->job);
-		memset(h, 0, sizeof(*h));
-	}
 }
 
 /* A time of the history, or never. */
@@ -379,16 +440,30 @@ when(char *buf, size_t size, int64_t t)
 	return t == 0 ? "never" : fmt_utc(buf, size, t);
 }
 
-/* --job-status: like --circuit-status's lines; the exit status. */
+/*
+ * The state of h in one word, into h->state, and the exit status of
+ * --job-status: healthy 0, failing short of an alert 1, alerting 75.
+ */
 static int
+job_state(struct job_view *h)
+{
+	if (h->alerting) {
+		h->state = "alerting";
+		return EXIT_TEMPFAIL;
+	}
+	h->state = h->failed > 0 ? "failing" : "healthy";
+	return h->failed > 0 ? 1 : 0;
+}
+
+/* --job-status: like --circuit-status's lines. */
+static void
 print_history(const struct policy *p, const struct job_view *h, int found)
 {
 	char t[32], place_text[4 * PATH_MAX];
 	const char *where = h->place;
 
 	(void)escape(place_text, sizeof(place_text), where, strlen(where));
-	(void)printf("job:       %s\nstate:     %s\n", p->job, h->alerting ?
-	    "alerting" : h->failed > 0 ? "failing" : "healthy");
+	(void)printf("job:       %s\nstate:     %s\n", p->job, h->state);
 	if (h->failed > 0)
 		(void)printf("failed:    %ld run%s in a row (since %s)\n",
 		    h->failed, h->failed == 1 ? "" : "s",
@@ -404,11 +479,11 @@ print_history(const struct policy *p, const struct job_view *h, int found)
 		(void)printf("record:    %sretry:job:{%s} on %s\n", found ? "" :
 		    "none: no key ", p->job, place_text);
 	else if (found)
-		(void)printf("record:    %s/%s\n", place_text, p->job);
+		(void)printf("record:    %s/%s/%s\n", place_text, JOB_DIR,
+		    p->job);
 	else
-		(void)printf("record:    none: no file %s in %s\n", p->job,
-		    place_text);
-	return h->alerting ? EXIT_TEMPFAIL : h->failed > 0 ? 1 : 0;
+		(void)printf("record:    none: no file %s in %s/%s\n", p->job,
+		    place_text, JOB_DIR);
 }
 
 /* --job-reset: the history forgotten; one without a history says so. */
@@ -443,6 +518,20 @@ reset_history(const struct policy *p)
 	return 0;
 }
 
+/*
+ * The state directory itself, as --circuit-status names it: the records'
+ * directory less its last component, JOB_DIR.
+ */
+static const char *
+state_dir(void)
+{
+	static char dir[PATH_MAX];
+	size_t len = strlen(place.dir_path) - strlen("/" JOB_DIR);
+
+	(void)snprintf(dir, sizeof(dir), "%.*s", (int)len, place.dir_path);
+	return dir;
+}
+
 /* --job-status NAME and --job-reset NAME. */
 int
 job_command(const struct policy *p)
@@ -455,22 +544,15 @@ job_command(const struct policy *p)
 	if (p->job_command == JOB_STATUS && p->report != NULL &&
 	    report_open(&rep, p->report) == -1)
 		fatalx("--report '%s': %s", p->report, strerror(errno));
-	memset(&place, 0, sizeof(place));
-	place.dir = place.lock = place.record = -1;
-	if (p->store.given) {
-		on_store = 1;
-		sh->name = p->job;
-		store_job_open(sh, &p->store, p->store_timeout);
-	} else if (record_open(&place, JOB_DIR, JOB_MAGIC, p->job,
-	    p->job_command == JOB_STATUS) == -1)
-		fatalx("job %s: %s", p->job, sh->err);
+	open_history(p, p->job_command == JOB_STATUS);
 	if (p->job_command == JOB_RESET)
 		return reset_history(p);
 	read_history(p, &h, &found);
 	h.found = found;
 	h.on_store = on_store;
-	h.place = on_store ? p->store.shown : place.dir_path;
-	status = print_history(p, &h, found);
+	h.place = on_store ? p->store.shown : state_dir();
+	status = job_state(&h);
+	print_history(p, &h, found);
 	if (p->report != NULL && report_job_status(&rep, p->job, &h,
 	    status) == -1)
 		fatal("--report '%s'", p->report);

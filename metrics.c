@@ -138,7 +138,7 @@ static void
 put_job(FILE *f, const struct job_end *e)
 {
 	gauge(f, "retry_job_failed_runs_in_row",
-	    "Failed runs of the job in a row, this one included (--job).");
+	    "Failed runs of the job in a row after its last run (--job).");
 	fprintf(f, "retry_job_failed_runs_in_row{job=\"%s\"} %ld\n", job,
 	    e->failed_in_row);
 	gauge(f, "retry_job_alerting", "1 when the job has alerted since its "
@@ -189,7 +189,8 @@ put_metrics(FILE *f, const struct event *ev, int64_t end_real,
 	    "1 when the job's last run succeeded after failed attempts.");
 	fprintf(f, "retry_passed_after_retries{job=\"%s\"} %d\n", job,
 	    ev->verdict->after_retries);
-	if (ev->verdict->job.name != NULL)
+	/* A history not kept: no gauge, rather than one that lies. */
+	if (ev->verdict->job.name != NULL && !ev->verdict->job.unknown)
 		put_job(f, &ev->verdict->job);
 }
 

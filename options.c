@@ -720,8 +720,8 @@ settle_nesting(struct policy *p, int have_n)
 static const char *
 settle_job(struct policy *p)
 {
-	static char name[256];
-	const char *base;
+	static char name[256], why[512];
+	const char *base, *needs;
 	size_t len;
 
 	if (p->hooks[HOOK_TOLERATE] != NULL && !p->alert_given)
@@ -742,9 +742,61 @@ settle_job(struct policy *p)
 			return NULL;
 		}
 	}
-	return p->alert_given ? "--alert-after needs a job name: give --job "
-	    "NAME (or --metrics NAME.prom)" : "--on-recover needs a job "
-	    "name: give --job NAME (or --metrics NAME.prom)";
+	needs = p->alert_given ? "--alert-after" : "--on-recover";
+	if (p->metrics == NULL)
+		(void)snprintf(why, sizeof(why), "%s needs a job name: give "
+		    "--job NAME (or --metrics NAME.prom)", needs);
+	else
+		(void)snprintf(why, sizeof(why), "%s needs a job name, and "
+		    "--metrics '%s' names none ('%.*s' is not a name: letters, "
+		    "digits, '.', '_', '-', not beginning with '.'): give --job "
+		    "NAME", needs, p->metrics, (int)len, base);
+	return why;
+}
+
+/* The command that replaces a run (--circuit-status, ...), or NULL. */
+static const char *
+command_of(const struct policy *p)
+{
+	switch (p->circuit_command) {
+	case CIRCUIT_STATUS:
+		return "--circuit-status";
+	case CIRCUIT_LIST:
+		return "--circuit-list";
+	case CIRCUIT_RESET:
+		return "--circuit-reset";
+	case CIRCUIT_RUN:
+		break;
+	}
+	return p->job_command == JOB_STATUS ? "--job-status" :
+	    p->job_command == JOB_RESET ? "--job-reset" : NULL;
+}
+
+/*
+ * A command of a circuit or a job goes alone: no command to run, no run's
+ * --circuit or --job (named says one was given), nothing that tunes a
+ * job's run.  Says what is wrong, or NULL.
+ */
+static const char *
+command_alone(const struct policy *p, int named, char *buf, size_t size)
+{
+	const char *cmd = command_of(p);
+
+	if (cmd == NULL)
+		return NULL;
+	if (*p->argv != NULL)
+		(void)snprintf(buf, size, "%s takes no command: give it alone",
+		    cmd);
+	else if (named)
+		(void)snprintf(buf, size, "%s is not a run: give it without "
+		    "--circuit and --job", cmd);
+	else if (p->alert_given || p->hooks[HOOK_TOLERATE] != NULL ||
+	    p->hooks[HOOK_RECOVER] != NULL)
+		(void)snprintf(buf, size, "--alert-after, --on-tolerate and "
+		    "--on-recover tune a run of a job, not %s", cmd);
+	else
+		return NULL;
+	return buf;
 }
 
 /*
@@ -760,7 +812,9 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 	const char *base_opt = "--base", *cap_opt = "--cap";
 	char typed[32];
 	struct codes on;
+	char why_buf[160];
 	int c, longindex, have_on = 0, verbose_letter = 0, have_n = 0;
+	int named = 0;
 
 	set_defaults(p);
 	memset(&on, 0, sizeof(on));
@@ -830,6 +884,7 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 			return failure(err, errsize, "-%c '%s': %s", c, optarg,
 			    why);
 		}
+		named |= c == OPT_CIRCUIT || c == OPT_JOB;
 		if (c == 'b') {
 			base_arg = optarg;
 			base_opt = longindex < 0 ? "-b" : "--base";
@@ -880,7 +935,8 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 		return failure(err, errsize, "--job-status and --job-reset go "
 		    "alone, not with --circuit-status, --circuit-list or "
 		    "--circuit-reset: give one");
-	if ((why = settle_job(p)) != NULL)
+	if ((why = command_alone(p, named, why_buf, sizeof(why_buf))) != NULL ||
+	    (why = settle_job(p)) != NULL)
 		return failure(err, errsize, "%s", why);
 	if (p->tunes_store && p->circuit == NULL && p->job == NULL &&
 	    p->circuit_command != CIRCUIT_LIST)

@@ -186,12 +186,13 @@ put_circuit(FILE *f, const struct report *rep, const struct report_end *e)
 
 /*
  * The "job" member, only with --job: what the run made of its history;
- * a run that counted neither way has nulls.
+ * a run that counted neither way, or whose history could not be kept,
+ * has nulls.
  */
 static void
 put_job(FILE *f, const char *name, const struct job_end *j)
 {
-	int counted = j->name != NULL;
+	int counted = j->counted && !j->unknown;
 
 	fputs(",\n  \"job\": {\"name\": ", f);
 	put_string(f, name);
@@ -437,7 +438,8 @@ put_when(FILE *f, const char *key, int64_t t)
 
 /*
  * --job-status with --report FILE: the history of the job name as one
- * object, written as report_status() writes a circuit's.
+ * object, written as report_status() writes a circuit's; its state and
+ * status are job.c's.
  */
 int
 report_job_status(struct report *rep, const char *name,
@@ -456,8 +458,7 @@ report_job_status(struct report *rep, const char *name,
 	put_member(f, "state_directory", v->on_store ? NULL : v->place);
 	fprintf(f, ",\n  \"record\": %s,\n  \"state\": \"%s\",\n"
 	    "  \"failed_in_row\": %ld", v->found ? "true" : "false",
-	    v->alerting ? "alerting" : v->failed > 0 ? "failing" : "healthy",
-	    v->failed);
+	    v->state, v->failed);
 	put_when(f, "since", v->since);
 	put_when(f, "last_success", v->success);
 	put_when(f, "last_alert", v->alert);

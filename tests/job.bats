@@ -113,6 +113,17 @@ alert_head() {
 	! grep -q retry_job_ other.prom
 }
 
+@test "--metrics: a run that counts neither way keeps the job gauges as the history says" {
+	run -1 "$RETRY" -q -n 1 --metrics M.prom --alert-after 1 false
+	run -124 --separate-stderr "$RETRY" -n 1 --metrics M.prom --alert-after 1 \
+	    -D 100ms --min-time 200ms false
+	[ "$stderr" = "retry: less than 0.200s left before the deadline; not starting" ]
+	grep -qx 'retry_job_failed_runs_in_row{job="M"} 1' M.prom
+	grep -qx 'retry_job_alerting{job="M"} 1' M.prom
+	grep -qx 'retry_outcome{job="M",outcome="too_late"} 1' M.prom
+	run -75 "$RETRY" --job-status M
+}
+
 @test "the report's job object, and -v's line of what job.c decided" {
 	run --separate-stderr "$RETRY" -v -n 1 --job J --alert-after 2 \
 	    --report r.json false
@@ -180,6 +191,32 @@ alert_head() {
 	expect_stderr "retry: job J: no history to forget"
 }
 
+@test "a command of a circuit or a job goes alone: no command, no --job or --circuit, nothing that tunes a job's run (125, nothing run)" {
+	local args want
+	while IFS='|' read -r args want; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$RETRY" $args
+		[ "$status" -eq 125 ]
+		[ "$output" = "" ]
+		[ "$stderr" = "retry: $want" ]
+	done <<-'EOF'
+	--job-status J -- touch ran|--job-status takes no command: give it alone
+	--job-reset J touch ran|--job-reset takes no command: give it alone
+	--circuit-status C -- touch ran|--circuit-status takes no command: give it alone
+	--circuit-list touch ran|--circuit-list takes no command: give it alone
+	--job A --job-status B|--job-status is not a run: give it without --circuit and --job
+	--job-reset B --job A|--job-reset is not a run: give it without --circuit and --job
+	--circuit A --circuit-status B|--circuit-status is not a run: give it without --circuit and --job
+	--job-status J --alert-after 3|--alert-after, --on-tolerate and --on-recover tune a run of a job, not --job-status
+	--job-reset J --on-recover true|--alert-after, --on-tolerate and --on-recover tune a run of a job, not --job-reset
+	EOF
+	[ ! -e ran ]
+	[ ! -e state/.jobs ]
+	run -125 --separate-stderr "$RETRY" --metrics 'a b.prom' --alert-after 2 touch ran
+	expect_stderr "retry: --alert-after needs a job name, and --metrics 'a b.prom' names none ('a b' is not a name: letters, digits, '.', '_', '-', not beginning with '.'): give --job NAME"
+	[ ! -e ran ]
+}
+
 @test "the records live in .jobs, which --circuit-list and the circuits' completions skip" {
 	run -1 "$RETRY" -q -n 1 --job J --alert-after 2 false
 	run -0 "$RETRY" -q --circuit C true
@@ -227,6 +264,22 @@ alert_head() {
 	grep -qx "retry: job K: the record $RETRY_STATE_DIR/.jobs/K is corrupt; it starts afresh" <<<"$stderr"
 	run -1 "$RETRY" --job-status K
 	grep -qx 'failed:    1 run in a row (since .*)' <<<"$output"
+}
+
+@test "a corrupt record longer than the history, or than a page, heals: warned once, then counted" {
+	local size n
+	mkdir -m 700 state/.jobs
+	for size in 621 5000; do
+		{ echo 'retry-job 1'; head -c $((size - 12)) /dev/zero | tr '\0' '\n'; } \
+		    >state/.jobs/X
+		[ "$(wc -c <state/.jobs/X)" -eq "$size" ]
+		for n in 1 2 3; do
+			run -1 --separate-stderr "$RETRY" -v -n 1 --job X \
+			    --alert-after 5 false
+			[ "$(grep -c 'is corrupt' <<<"$stderr")" -eq $((n == 1)) ]
+			grep -qx "retry: job X: failed run $n in a row, tolerated (alerts at 5)" <<<"$stderr"
+		done
+	done
 }
 
 @test "a job record owned by another user is refused (as root)" {
@@ -292,6 +345,17 @@ on() {
 	[ "$(redis-cli -s "$server/sock" exists 'retry:job:{J}')" = 0 ]
 }
 
+@test "--store: a corrupt hash starts afresh with one warning, as a corrupt record does" {
+	redis
+	redis-cli -s "$server/sock" hset 'retry:job:{J}' v 1 failed x >/dev/null
+	run -1 --separate-stderr "$RETRY" -v -n 1 --store "$STORE" --job J \
+	    --alert-after 3 false
+	[ "$(grep -c 'corrupt' <<<"$stderr")" -eq 1 ]
+	grep -qx "retry: job J: the store's hash retry:job:{J} is corrupt; it starts afresh" <<<"$stderr"
+	grep -qx 'retry: job J: failed run 1 in a row, tolerated (alerts at 3)' <<<"$stderr"
+	[ "$(redis-cli -s "$server/sock" hget 'retry:job:{J}' failed)" = 1 ]
+}
+
 @test "--store: runs on two hosts that end together both count" {
 	redis
 	local i pids=()
@@ -320,6 +384,17 @@ on() {
 	    --job J --alert-after 3 true
 }
 
+@test "a history that cannot be kept: -Q's first line says so, no job gauges, the report's count null" {
+	run --separate-stderr "$RETRY" -Q -n 1 --store redis://127.0.0.1:1 \
+	    --store-timeout 200ms --job J --alert-after 3 --metrics J.prom \
+	    --report r.json false
+	[ "$status" -eq 1 ]
+	[ "${stderr_lines[1]}" = "retry: job J: its history could not be kept; this failed run alerts" ]
+	grep -q '^retry_exit_status{job="J"} 1$' J.prom
+	! grep -q retry_job_ J.prom
+	grep -qF '"job": {"name": "J", "failed_in_row": null, "alerting": null, "tolerated": false, "alert": true, "recovered": false}' r.json
+}
+
 @test "the completions offer the jobs that have a record for --job, --job-status and --job-reset" {
 	run -1 "$RETRY" -q -n 1 --job nightly --alert-after 2 false
 	run -0 "$RETRY" -q --circuit api true
@@ -340,6 +415,8 @@ on() {
 	run -1 "$RETRY" -q -n 1 --job J --alert-after 1 false
 	run -75 "$RETRY" --job-status J --report s.json
 	grep -qx '  "job": "J",' s.json
+	# The state directory itself, as --circuit-status names it.
+	grep -qx "  \"state_directory\": \"$RETRY_STATE_DIR\"," s.json
 	grep -qx '  "state": "alerting",' s.json
 	grep -qx '  "failed_in_row": 1,' s.json
 	grep -qx '  "last_success": null,' s.json
