@@ -455,7 +455,10 @@ job_state(struct job_view *h)
 	return h->failed > 0 ? 1 : 0;
 }
 
-/* --job-status: like --circuit-status's lines. */
+/*
+ * --job-status: like --circuit-status's lines.  A write that fails is
+ * found by close_stdout() at the end, as for the circuit's.
+ */
 static void
 print_history(const struct policy *p, const struct job_view *h, int found)
 {
@@ -471,8 +474,8 @@ print_history(const struct policy *p, const struct job_view *h, int found)
 	else
 		(void)printf("failed:    none in a row\n");
 	if (h->alert_after > 0)
-		(void)printf("alerts:    at the failed run %ld in a row\n",
-		    h->alert_after);
+		(void)printf("alerts:    at %ld failed run%s in a row\n",
+		    h->alert_after, h->alert_after == 1 ? "" : "s");
 	(void)printf("success:   %s\n", when(t, sizeof(t), h->success));
 	(void)printf("alert:     %s\n", when(t, sizeof(t), h->alert));
 	if (on_store)
