@@ -433,3 +433,19 @@ on() {
 	done
 	run -1 "$RETRY" --job-status J
 }
+
+@test "--job-status prints the history a line a fact, as --circuit-status does" {
+	local i
+	for i in 1 2 3; do
+		run -1 "$RETRY" -q -n 1 --job nightly --alert-after 2 false
+	done
+	run -75 "$RETRY" --job-status nightly
+	[ "${lines[0]}" = "job:       nightly" ]
+	[ "${lines[1]}" = "state:     alerting" ]
+	matches "${lines[2]}" '^failed:    3 runs in a row \(since [0-9-]{10}T[0-9:]{8}Z\)$'
+	[ "${lines[3]}" = "alerts:    at 2 failed runs in a row" ]
+	[ "${lines[4]}" = "success:   never" ]
+	matches "${lines[5]}" '^alert:     [0-9-]{10}T[0-9:]{8}Z$'
+	[ "${lines[6]}" = "record:    $RETRY_STATE_DIR/.jobs/nightly" ]
+	[ "${#lines[@]}" -eq 7 ]
+}
