@@ -77,18 +77,24 @@ lock_failed(struct circuit *c, int e)
 }
 
 /*
- * A step's answer s.  STEP_BUSY, the record's lock held by another run:
- * waited for in proc.c's wait, which keeps an attempt's stdio moving and
- * which a signal or until ends (STEP_SIGNAL, STEP_TIMEOUT said in
- * c->sh.err); then STEP_BUSY again, for the caller to ask the step again
- * and find the lock its own.  Any other answer passes through.
+ * A step that answered STEP_BUSY, the record's lock held by another run,
+ * is waited for by the caller, in proc.c's wait (proc_lock()), which
+ * keeps an attempt's stdio moving and is not this file's: its descriptor
+ * and lock.  The wait's answer then gives the step's: STEP_BUSY again,
+ * for the caller to ask the step again and find the lock its own, or
+ * STEP_SIGNAL, STEP_TIMEOUT or STEP_FAILED, said in c->sh.err.
  */
-enum circuit_step
-circuit_lock_wait(struct circuit *c, enum circuit_step s, int64_t until)
+const struct flock *
+circuit_lock_of(const struct circuit *c, int *fd)
 {
-	if (s != STEP_BUSY)
-		return s;
-	switch (proc_lock(c->lock, &update_lock, until, &c->sh.signal)) {
+	*fd = c->lock;
+	return &update_lock;
+}
+
+enum circuit_step
+circuit_lock_waited(struct circuit *c, enum lock_wait got)
+{
+	switch (got) {
 	case LOCK_TAKEN:
 		return STEP_BUSY;	/* the step, again */
 	case LOCK_TIMEOUT:
@@ -701,9 +707,9 @@ static enum circuit_step finish_step(struct circuit *, enum circuit_step);
 
 /*
  * The lock, then the record; a corrupt one is noted for the caller.  A
- * lock that another run holds is STEP_BUSY: the caller waits for it, in
- * circuit_lock_wait(), and asks again; a lock this process holds is taken again
- * at once.
+ * lock that another run holds is STEP_BUSY: the caller waits for it
+ * (circuit_lock_of()) and asks again; a lock this process holds is taken
+ * again at once.
  */
 static enum circuit_step
 begin_step(struct circuit *c)
@@ -1241,8 +1247,9 @@ circuit_open(struct circuit *c, const char *name, int reading_only)
  * A record of another kind (job.c's), opened by record_open(), read and
  * written as text under the same lock and by the same rules as a
  * circuit's.  record_begin() takes the lock (STEP_BUSY: another run holds
- * it; wait with circuit_lock_wait() and ask again) and reads the text, at most
- * size - 1 bytes, NUL-terminated, 0 bytes when there is none yet.
+ * it: wait for it as circuit_lock_of() says, and ask again) and reads the
+ * text, at most size - 1 bytes, NUL-terminated, 0 bytes when there is none
+ * yet.
  */
 enum circuit_step
 record_begin(struct circuit *c, char *text, size_t size, size_t *got)

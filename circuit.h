@@ -47,8 +47,8 @@ enum circuit_step	 circuit_probe_group(struct circuit *,
 enum circuit_step	 circuit_result(struct circuit *, int,
 		    const struct breaker *, double);
 enum circuit_step	 circuit_run_ended(struct circuit *, enum run_kind);
-enum circuit_step	 circuit_lock_wait(struct circuit *, enum circuit_step,
-		    int64_t);
+const struct flock	*circuit_lock_of(const struct circuit *, int *);
+enum circuit_step	 circuit_lock_waited(struct circuit *, enum lock_wait);
 enum circuit_step	 circuit_reset(struct circuit *);
 enum circuit_step	 circuit_view(struct circuit *, struct circuit_view *);
 int		 circuit_print(FILE *, const char *, const struct circuit_view *);

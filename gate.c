@@ -24,11 +24,21 @@ static int		 off;	/* the store failed, --store-fail open */
 
 /* ---- The two backends, one interface ------------------------------ */
 
-/* A step's answer, after circuit_lock_wait() for a busy lock. */
+/*
+ * A step's answer s; for a busy lock, after proc.c's wait for it, which
+ * keeps an attempt's stdio moving (circuit_lock_of()).
+ */
 static enum circuit_step
 lock_wait(enum circuit_step s, int64_t until)
 {
-	return circuit_lock_wait(&circuit, s, until);
+	const struct flock *lk;
+	int fd;
+
+	if (s != STEP_BUSY)
+		return s;
+	lk = circuit_lock_of(&circuit, &fd);
+	return circuit_lock_waited(&circuit, proc_lock(fd, lk, until,
+	    &circuit.sh.signal));
 }
 
 static enum circuit_step

@@ -176,11 +176,21 @@ format_history(char *buf, size_t size, const struct job_view *h)
 
 /* ---- The two places ---------------------------------------------------- */
 
-/* A step's answer, after circuit_lock_wait() for a busy lock. */
+/*
+ * A step's answer s; for a busy lock, after proc.c's wait for it, as
+ * gate.c waits for a circuit's (circuit_lock_of()).
+ */
 static enum circuit_step
 lock_wait(enum circuit_step s, int64_t until)
 {
-	return circuit_lock_wait(&place, s, until);
+	const struct flock *lk;
+	int fd;
+
+	if (s != STEP_BUSY)
+		return s;
+	lk = circuit_lock_of(&place, &fd);
+	return circuit_lock_waited(&place, proc_lock(fd, lk, until,
+	    &place.sh.signal));
 }
 
 /*
