@@ -271,6 +271,21 @@ listen_to(const struct policy *p)
 }
 
 /*
+ * A hook that finds RETRY_LOG is given, as hooks.c says; hooks.c is not
+ * called at all by a run without hooks.
+ */
+static int
+log_wanted(const struct policy *p)
+{
+	int h;
+
+	for (h = 0; h < NHOOKS; h++)
+		if (p->hooks[h] != NULL)
+			return hooks_want_log(p);
+	return 0;
+}
+
+/*
  * Whether the attempts' stdio goes through relay.c: for a feature that
  * works on the output, for a stdin or stdout that holds data a retry
  * must replay, rewind or count (fd_holds_data(), which relay.c asks as
@@ -285,7 +300,7 @@ stdio_relayed(const struct policy *p)
 	    p->quiet_unless_failed || p->hint_from_stderr || p->replay_stdin ||
 	    (!p->share_stdin && fd_holds_data(STDIN_FILENO)) ||
 	    (p->attempts != 1 && fd_holds_data(STDOUT_FILENO)) ||
-	    (hooks_want_log(p) && (relay_can_keep(STDOUT_FILENO) ||
+	    (log_wanted(p) && (relay_can_keep(STDOUT_FILENO) ||
 	    relay_can_keep(STDERR_FILENO)));
 }
 
@@ -302,7 +317,7 @@ start_relay(const struct policy *p, int hold_all)
 	if (relay_patterns(&io, p->on_output.set ? p->on_output.text : NULL,
 	    p->stop_output.set ? p->stop_output.text : NULL) == -1)
 		fatal("%s", io.failed);
-	if (hooks_want_log(p))
+	if (log_wanted(p))
 		relay_keep_tail(&io);
 }
 
