@@ -721,8 +721,8 @@ static const char *
 settle_job(struct policy *p)
 {
 	static char name[256], why[512];
-	const char *base, *needs;
-	size_t len;
+	const char *base = "", *needs;
+	size_t len = 0;		/* both set where --metrics is given */
 
 	if (p->hooks[HOOK_TOLERATE] != NULL && !p->alert_given)
 		return "--on-tolerate needs --alert-after N: without it, every "
