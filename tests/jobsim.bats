@@ -77,7 +77,8 @@ hooks() {
 as_cron() {
 	local host=$1
 	shift
-	setsid -w env -i PATH=/usr/bin:/bin TMPDIR="$TMPDIR" \
+	# Not a group leader here, setsid execs at once (no -w: BusyBox has none).
+	setsid env -i PATH=/usr/bin:/bin TMPDIR="$TMPDIR" \
 	    RETRY_STATE_DIR="$PWD/$host" PING="$PING" \
 	    HC="http://127.0.0.1:$PORT/UUID" "$RETRY" "$@" </dev/null >mail 2>&1
 }
