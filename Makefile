@@ -69,7 +69,8 @@ TESTPROGS = tests/helpers/ptyrun tests/helpers/clock-now \
 
 # One rule for them all (bmake has no pattern rules of this kind): each
 # is its one source file.
-$(TESTPROGS): $(TESTPROGS:=.c) tests/helpers/signal-names.h compat.h \
+$(TESTPROGS): $(TESTPROGS:=.c) tests/helpers/signal-names.h \
+	tests/helpers/serve.h compat.h \
 	breaker.c shared.h parse.c common.h
 	$(COMPILE) -o $@ $@.c $(LDFLAGS)
 

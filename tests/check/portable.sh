@@ -11,7 +11,8 @@ cd "$(dirname "$0")/../.."
 inc=.deps/zig/lib/libc/include
 srcs="$SRCS $(for p in $TESTPROGS; do echo "$p.c"; done)"
 srcs="$srcs $(for f in $FUZZERS; do echo "tests/fuzz/fuzz_${f##*/}.c"; done)"
-sh tests/check/portable-audit $srcs $HDRS tests/helpers/signal-names.h
+sh tests/check/portable-audit $srcs $HDRS tests/helpers/signal-names.h \
+    tests/helpers/serve.h
 if [ ! -d $inc/any-macos-any ]; then
 	echo "check-portable: no macOS headers: make deps" >&2
 	exit 1

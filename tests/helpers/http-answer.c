@@ -29,6 +29,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "serve.h"
+
 static void
 die(const char *what)
 {
@@ -42,44 +44,6 @@ usage(const char *why)
 	fprintf(stderr, "http-answer: %s\nusage: http-answer PORTFILE LOG "
 	    "STATUS[|Header: value...]...\n", why);
 	exit(2);
-}
-
-/* A socket listening on 127.0.0.1 at a port the system picks: *port. */
-static int
-listen_here(unsigned *port)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int s;
-
-	if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1)
-		die("socket");
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(s, (struct sockaddr *)&a, sizeof(a)) == -1 ||
-	    listen(s, 16) == -1 ||
-	    getsockname(s, (struct sockaddr *)&a, &len) == -1)
-		die("127.0.0.1");
-	*port = ntohs(a.sin_port);
-	return s;
-}
-
-/* The port into path, whole: written beside it, then renamed over it. */
-static void
-write_port(const char *path, unsigned port)
-{
-	char temp[PATH_MAX];
-	FILE *f;
-
-	if (snprintf(temp, sizeof(temp), "%s.new", path) >= (int)sizeof(temp))
-		usage("PORTFILE too long");
-	if ((f = fopen(temp, "w")) == NULL)
-		die(temp);
-	if (fprintf(f, "%u\n", port) < 0 || fclose(f) == EOF)
-		die(temp);
-	if (rename(temp, path) == -1)
-		die(path);
 }
 
 /*
@@ -182,8 +146,10 @@ main(int argc, char *argv[])
 		die("signal");
 	if ((log = open(argv[2], O_WRONLY | O_CREAT | O_APPEND, 0644)) == -1)
 		die(argv[2]);
-	s = listen_here(&port);
-	write_port(argv[1], port);
+	if ((s = listen_here(&port)) == -1)
+		die("127.0.0.1");
+	if (write_port(argv[1], port) == -1)
+		die(argv[1]);
 	for (;;) {
 		if ((c = accept(s, NULL, NULL)) == -1) {
 			if (errno == EINTR || errno == ECONNABORTED)

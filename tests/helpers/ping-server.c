@@ -34,6 +34,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "serve.h"
+
 #define HEAD_MAX	8192		/* request line and headers */
 #define BODY_MAX	1048576UL	/* healthchecks keeps 100 kB */
 
@@ -58,62 +60,6 @@ usage(const char *why)
 	fprintf(stderr, "ping-server: %s\n"
 	    "usage: ping-server [-f N] PORTFILE LOG\n", why);
 	exit(2);
-}
-
-/* A socket listening on 127.0.0.1 at a port the system picks: *port. */
-static int
-listen_here(unsigned *port)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int s;
-
-	if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1)
-		die("socket");
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(s, (struct sockaddr *)&a, sizeof(a)) == -1 ||
-	    listen(s, 16) == -1 ||
-	    getsockname(s, (struct sockaddr *)&a, &len) == -1)
-		die("127.0.0.1");
-	*port = ntohs(a.sin_port);
-	return s;
-}
-
-/* The port into path, whole: written beside it, then renamed over it. */
-static void
-write_port(const char *path, unsigned port)
-{
-	char temp[PATH_MAX];
-	FILE *f;
-
-	if (snprintf(temp, sizeof(temp), "%s.new", path) >= (int)sizeof(temp))
-		usage("PORTFILE too long");
-	if ((f = fopen(temp, "w")) == NULL)
-		die(temp);
-	if (fprintf(f, "%u\n", port) < 0 || fclose(f) == EOF)
-		die(temp);
-	if (rename(temp, path) == -1)
-		die(path);
-}
-
-/* Everything of buf to fd; a client gone is no error (returns -1). */
-static int
-send_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = write(fd, buf, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* Reads until the blank line after the headers: 0, or -1 without one. */
@@ -194,7 +140,7 @@ read_body(int c, struct request *r)
 	memcpy(r->body, r->head + r->head_len, have);
 	if ((v = header(r, "Expect")) != NULL &&
 	    strncasecmp(v, "100-continue", 12) == 0 && have < len)
-		(void)send_all(c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+		(void)write_all(c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
 	while (have < len) {
 		if ((n = read(c, r->body + have, len - have)) <= 0)
 			return 400;
@@ -256,9 +202,9 @@ record(const char *logname, int log, unsigned long k, struct request *r,
 		usage("LOG too long");
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1)
 		die(path);
-	if (send_all(fd, r->body, r->body_len) == -1 || close(fd) == -1)
+	if (write_all(fd, r->body, r->body_len) == -1 || close(fd) == -1)
 		die(path);
-	if (send_all(log, out, (size_t)len) == -1)
+	if (write_all(log, out, (size_t)len) == -1)
 		die(logname);
 	return refused;
 }
@@ -277,7 +223,7 @@ answer(int c, int status)
 	    why);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		usage("answer too long");
-	(void)send_all(c, buf, (size_t)n);	/* a client gone is no error */
+	(void)write_all(c, buf, (size_t)n);	/* a client gone is no error */
 }
 
 int
@@ -306,8 +252,10 @@ main(int argc, char *argv[])
 	log = open(argv[optind + 1], O_WRONLY | O_CREAT | O_APPEND, 0644);
 	if (log == -1)
 		die(argv[optind + 1]);
-	s = listen_here(&port);
-	write_port(argv[optind], port);
+	if ((s = listen_here(&port)) == -1)
+		die("127.0.0.1");
+	if (write_port(argv[optind], port) == -1)
+		die(argv[optind]);
 	for (;;) {
 		if ((c = accept(s, NULL, NULL)) == -1) {
 			if (errno == EINTR || errno == ECONNABORTED)

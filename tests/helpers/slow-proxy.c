@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "serve.h"
+
 #define PAIRS	64
 #define HELD	65536
 
@@ -101,23 +103,6 @@ drop(struct pair *p)
 	(void)close(p->server);
 	p->client = p->server = -1;
 	p->held = 0;
-}
-
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = write(fd, buf, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* What the server sent, held until it is due. */
