@@ -706,6 +706,23 @@ static struct record rec;	/* the one being changed (8 kB: not on the stack) */
 static enum circuit_step finish_step(struct circuit *, enum circuit_step);
 
 /*
+ * The record's lock, at once: STEP_DONE, STEP_BUSY when another run holds
+ * it, or STEP_FAILED (said in c->sh.err, emptied first).  A lock this
+ * process holds is taken again at once.
+ */
+static enum circuit_step
+take_lock(struct circuit *c)
+{
+	c->sh.err[0] = '\0';
+	if (fcntl(c->lock, F_SETLK, &update_lock) == 0)
+		return STEP_DONE;
+	if (errno == EAGAIN || errno == EACCES)
+		return STEP_BUSY;
+	(void)lock_failed(c, errno);
+	return STEP_FAILED;
+}
+
+/*
  * The lock, then the record; a corrupt one is noted for the caller.  A
  * lock that another run holds is STEP_BUSY: the caller waits for it
  * (circuit_lock_of()) and asks again; a lock this process holds is taken
@@ -714,15 +731,11 @@ static enum circuit_step finish_step(struct circuit *, enum circuit_step);
 static enum circuit_step
 begin_step(struct circuit *c)
 {
+	enum circuit_step s;
 	int corrupt;
 
-	c->sh.err[0] = '\0';
-	if (fcntl(c->lock, F_SETLK, &update_lock) == -1) {
-		if (errno == EAGAIN || errno == EACCES)
-			return STEP_BUSY;
-		(void)lock_failed(c, errno);
-		return STEP_FAILED;
-	}
+	if ((s = take_lock(c)) != STEP_DONE)
+		return s;
 	if (read_record(c, &rec, &corrupt, 1) == -1)
 		return finish_step(c, STEP_FAILED);
 	if (corrupt)
@@ -1254,13 +1267,10 @@ circuit_open(struct circuit *c, const char *name, int reading_only)
 enum circuit_step
 record_begin(struct circuit *c, char *text, size_t size, size_t *got)
 {
-	c->sh.err[0] = '\0';
-	if (fcntl(c->lock, F_SETLK, &update_lock) == -1) {
-		if (errno == EAGAIN || errno == EACCES)
-			return STEP_BUSY;
-		(void)lock_failed(c, errno);
-		return STEP_FAILED;
-	}
+	enum circuit_step s;
+
+	if ((s = take_lock(c)) != STEP_DONE)
+		return s;
 	if (read_raw(c, text, size, got, 1) == -1)
 		return finish_step(c, STEP_FAILED);
 	return STEP_DONE;
