@@ -18,6 +18,8 @@
 #include "shared.h"	/* BUDGET_MAX */
 
 #define ALERT_AFTER_MAX	1000	/* --alert-after: failed runs in a row */
+/* What valid_circuit_name() takes, for a circuit's or a job's name. */
+#define NAME_RULE	"letters, digits, '.', '_', '-', not beginning with '.'"
 
 enum {
 	OPT_DRY_RUN = 256, OPT_SEED, OPT_ON_OUTPUT, OPT_STOP_ON_OUTPUT,
@@ -559,8 +561,8 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 		p->job = arg;
 		p->job_command = c == OPT_JOB_STATUS ? JOB_STATUS :
 		    c == OPT_JOB_RESET ? JOB_RESET : p->job_command;
-		return valid_circuit_name(arg) ? NULL : "invalid name (letters, "
-		    "digits, '.', '_', '-', not beginning with '.')";
+		return valid_circuit_name(arg) ? NULL : "invalid name (" NAME_RULE
+		    ")";
 	case OPT_HOOK_GRACE:
 		return parse_duration(arg, &p->hook_grace);
 	case OPT_RESET_AFTER:
@@ -579,8 +581,8 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 		p->circuit = arg;
 		p->circuit_command = c == OPT_CIRCUIT_STATUS ? CIRCUIT_STATUS :
 		    c == OPT_CIRCUIT_RESET ? CIRCUIT_RESET : p->circuit_command;
-		return valid_circuit_name(arg) ? NULL : "invalid name (letters, "
-		    "digits, '.', '_', '-', not beginning with '.')";
+		return valid_circuit_name(arg) ? NULL : "invalid name (" NAME_RULE
+		    ")";
 	case OPT_TRIP:
 		p->tunes_circuit = 1;
 		return parse_trip(arg, p);
@@ -748,9 +750,9 @@ settle_job(struct policy *p)
 		    "--job NAME (or --metrics NAME.prom)", needs);
 	else
 		(void)snprintf(why, sizeof(why), "%s needs a job name, and "
-		    "--metrics '%s' names none ('%.*s' is not a name: letters, "
-		    "digits, '.', '_', '-', not beginning with '.'): give --job "
-		    "NAME", needs, p->metrics, (int)len, base);
+		    "--metrics '%s' names none ('%.*s' is not a name: "
+		    NAME_RULE "): give --job NAME", needs, p->metrics, (int)len,
+		    base);
 	return why;
 }
 
