@@ -163,42 +163,39 @@ POST /a/1?rid=x 18
 	matches "${lines[2]}" "^POST /UUID/0\?rid=$UUID 28$"
 }
 
-@test "each recipe with retry: a run that gives up pings its start and its status under one run id, with the last attempt's output" {
+# each_recipe STATUS OUTPUT LOG: every recipe, run through retry against
+# a fresh ping-server, exits STATUS with OUTPUT on stdout, curl silent,
+# and pings its start and its end under one run id, LOG in the end's body.
+each_recipe() {
 	local service
-	retry_on_path
-	backup_job 3
 	for service in hc-readme hc cronitor sentry; do
 		echo "--- $service"
 		ping_server
 		run_recipe "$service"
-		[ "$status" -eq 3 ]
-		[ "$output" = "attempt 1 out
-attempt 2 out
-attempt 3 out
-attempt 4 out" ]
+		[ "$status" -eq "$1" ]
+		[ "$output" = "$2" ]
 		[[ $stderr != *curl* ]]
-		expect_pings "$service" 3 "attempt 4 out
-attempt 4 err"
+		expect_pings "$service" "$1" "$3"
 		ping_stop
 	done
 }
 
+@test "each recipe with retry: a run that gives up pings its start and its status under one run id, with the last attempt's output" {
+	retry_on_path
+	backup_job 3
+	each_recipe 3 "attempt 1 out
+attempt 2 out
+attempt 3 out
+attempt 4 out" "attempt 4 out
+attempt 4 err"
+}
+
 @test "each recipe with retry: a run that passes after a retry pings its start and its success under one run id" {
-	local service
 	retry_on_path
 	backup_job '$((RETRY_ATTEMPT < 2))'
-	for service in hc-readme hc cronitor sentry; do
-		echo "--- $service"
-		ping_server
-		run_recipe "$service"
-		[ "$status" -eq 0 ]
-		[ "$output" = "attempt 1 out
-attempt 2 out" ]
-		[[ $stderr != *curl* ]]
-		expect_pings "$service" 0 "attempt 2 out
+	each_recipe 0 "attempt 1 out
+attempt 2 out" "attempt 2 out
 attempt 2 err"
-		ping_stop
-	done
 }
 
 @test "healthchecks.io's end ping carries the last 10 KiB that the last attempt wrote, and two runs have two run ids" {
