@@ -569,7 +569,9 @@ step_files() {
 	later "$(cat started)"
 	kill -KILL "$(cat bg.pid)"
 	wait "$(cat bg.pid)" || true
-	kill -KILL "$(cat started)"
+	# The attempt dies with retry on Linux, and an init that reaps at once
+	# may have taken it: it is no child of ours to find still there.
+	kill -KILL "$(cat started)" 2>/dev/null || true
 	[ ! -s "$outputs" ] && [ ! -s "$envfile" ]
 	[ "$(step_files | sed 's/\.......$//')" = "$(printf 'retry-GITHUB_ENV\nretry-GITHUB_OUTPUT')" ]
 }
