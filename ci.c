@@ -589,26 +589,9 @@ open_append(const char *name, const char *path)
 	struct outfile of;
 	int fd;
 
-	if ((fd = outfile_append(&of, path)) == -1)
+	if ((fd = outfile_append(&of, path, 0)) == -1)
 		warningx("%s '%s': %s", name, path, outfile_why(&of));
 	return fd;
-}
-
-/* text in one write(2), then fd closed; one warning if either fails. */
-static void
-write_whole(const char *name, const char *path, int fd, const char *text,
-    size_t len)
-{
-	ssize_t n;
-
-	while ((n = write(fd, text, len)) == -1 && errno == EINTR)
-		;
-	if (n == -1)
-		warning("%s '%s'", name, path);
-	else if ((size_t)n != len)
-		warningx("%s '%s': written in part", name, path);
-	if (close(fd) == -1 && n == (ssize_t)len)
-		warning("%s '%s'", name, path);
 }
 
 /*
@@ -653,7 +636,7 @@ add_summary_row(const struct event *ev)
 	    markdown_cell(cell, sizeof(cell), cmd), r->attempts,
 	    outcome_table[r->why].key,
 	    tenths(t, sizeof(t), r->took));
-	write_whole("GITHUB_STEP_SUMMARY", summary, fd, text, strlen(text));
+	outfile_put_whole("GITHUB_STEP_SUMMARY", summary, fd, text, strlen(text));
 }
 
 /*

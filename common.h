@@ -107,6 +107,8 @@ uint64_t	 random_nonce(void);
 void		 random_key_bytes(unsigned char [16]);
 void		 random_run_id_bytes(unsigned char [16]);
 void		 random_secret_bytes(unsigned char [16]);
+void		 random_trace_bytes(unsigned char [16], unsigned char [8]);
+uint64_t	 random_spans_seed(void);
 
 /* ---- sha256.c -------------------------------------------------------- */
 /*
@@ -244,7 +246,10 @@ int	 outfile_check(struct outfile *, const char *, enum in_place);
 FILE	*outfile_open(struct outfile *, mode_t);
 int	 outfile_close(struct outfile *, FILE *);
 void	 outfile_abandon(struct outfile *);
-int	 outfile_append(struct outfile *, const char *);
+int	 outfile_append(struct outfile *, const char *, mode_t);
+int	 outfile_check_append(struct outfile *, const char *);
+void	 outfile_put_whole(const char *, const char *, int, const char *,
+	    size_t);
 int	 outfile_previous(const struct outfile *);
 const char *outfile_why(const struct outfile *);
 
@@ -472,6 +477,9 @@ struct policy {
 	struct pattern	 on_output, stop_output;
 	const char	*report;	/* file for the JSON report, "-": stderr */
 	const char	*metrics;	/* file for the Prometheus metrics */
+	const char	*trace;		/* file the spans are appended to */
+	const char	*trace_service;	/* their service.name, or NULL */
+	char *const	*own_argv;	/* retry's own, for the trace */
 	enum ci_format	 ci;		/* --ci, auto settled by the environment */
 	const char	*hooks[NHOOKS];	/* --on-retry, ... (enum hook) */
 	int64_t		 hook_grace;	/* ns an end hook may run past -D */
@@ -737,6 +745,7 @@ enum wait_reason {
 	WAIT_PROBE_ELSEWHERE,	/* another run probes the half-open circuit */
 	WAIT_BUDGET		/* the shared retry budget is spent */
 };
+#define NWAIT_REASONS	(WAIT_BUDGET + 1)
 
 /* What the circuit is, as this run meets it or makes it. */
 enum circuit_change {
@@ -744,6 +753,7 @@ enum circuit_change {
 	CIRCUIT_OPENED,		/* an attempt's end opened it: failures */
 	CIRCUIT_CLOSED		/* an attempt's success closed it again */
 };
+#define NCIRCUIT_CHANGES (CIRCUIT_CLOSED + 1)
 
 struct event {
 	enum event_kind		 kind;
@@ -869,6 +879,15 @@ void	 metrics_start(const char *);
 void	 metrics_event(const struct event *);
 void	 metrics_drop(void);
 
+/* ---- trace.c --------------------------------------------------------- */
+/*
+ * --trace FILE: the run and its attempts as OpenTelemetry spans, a line
+ * of OTLP/JSON appended at its end; each attempt's TRACEPARENT.  A
+ * listener of the run's events.
+ */
+void	 trace_start(const struct policy *);
+void	 trace_event(const struct event *);
+
 /* ---- report.c -------------------------------------------------------- */
 /*
  * The JSON report of a run (--report FILE), a listener of its events:
@@ -909,6 +928,10 @@ struct attempt_record {
 void	report_start(const char *);
 void	report_event(const struct event *);
 void	report_drop(void);
+void	json_string(FILE *, const char *);
+/* The report's words for a wait's reason and a circuit's change. */
+extern const char *const report_wait_keys[NWAIT_REASONS];
+extern const char *const report_change_keys[NCIRCUIT_CHANGES];
 
 int	report_open(struct report *, const char *);
 int	report_attempt(struct report *, const struct attempt_record *);

@@ -386,10 +386,11 @@ outfile_abandon(struct outfile *of)
 /*
  * The file that path leads to, by the same walk, opened to append to it
  * (O_NONBLOCK: a FIFO there cannot hold retry); a file that is not there
- * is not made.  The descriptor, or -1 with errno (outfile_why()).
+ * is made of mode create (less the umask), or with create 0 not made.
+ * The descriptor, or -1 with errno (outfile_why()).
  */
 int
-outfile_append(struct outfile *of, const char *path)
+outfile_append(struct outfile *of, const char *path, mode_t create)
 {
 	struct stat st;
 	int fd = -1, e;
@@ -400,11 +401,12 @@ outfile_append(struct outfile *of, const char *path)
 	of->dir = -1;
 	if (walk(of, path, &st) == -1)
 		return -1;
-	if (st.st_mode == 0)
+	if (st.st_mode == 0 && create == 0)
 		errno = ENOENT;
 	else
 		fd = openat(of->dir, of->name, O_WRONLY | O_APPEND |
-		    O_NONBLOCK | O_CLOEXEC | (of->follow ? 0 : O_NOFOLLOW));
+		    O_NONBLOCK | O_CLOEXEC | (of->follow ? 0 : O_NOFOLLOW) |
+		    (st.st_mode == 0 ? O_CREAT : 0), create);
 	e = errno;
 	if (close_dir(of) == -1 && fd != -1) {
 		e = errno;
@@ -413,6 +415,57 @@ outfile_append(struct outfile *of, const char *path)
 	}
 	errno = e;
 	return fd;
+}
+
+/*
+ * Says up front whether lines can be appended at path (outfile_append()
+ * with create): a file there that retry may write, or a directory where
+ * retry may make it.  Nothing is made now.  0, or -1 with errno
+ * (outfile_why()).
+ */
+int
+outfile_check_append(struct outfile *of, const char *path)
+{
+	struct stat st;
+	int ok;
+
+	memset(of, 0, sizeof(*of));
+	of->path = path;
+	of->how = DEVICES_IN_PLACE;
+	of->dir = -1;
+	if (walk(of, path, &st) == -1)
+		return -1;
+	if (S_ISDIR(st.st_mode)) {
+		(void)close_dir(of);
+		errno = EISDIR;
+		return -1;
+	}
+	ok = faccessat(of->dir, st.st_mode == 0 ? "." : of->name,
+	    st.st_mode == 0 ? W_OK | X_OK : W_OK, AT_EACCESS) == 0;
+	if (close_dir(of) == -1)
+		return -1;
+	return ok ? 0 : -1;
+}
+
+/*
+ * text in one write(2) to fd, opened to append to the file that name
+ * gave at path, then fd closed; one warning if either fails.  One write
+ * under O_APPEND: writers that share the file never interleave within it.
+ */
+void
+outfile_put_whole(const char *name, const char *path, int fd,
+    const char *text, size_t len)
+{
+	ssize_t n;
+
+	while ((n = write(fd, text, len)) == -1 && errno == EINTR)
+		;
+	if (n == -1)
+		warning("%s '%s'", name, path);
+	else if ((size_t)n != len)
+		warningx("%s '%s': written in part", name, path);
+	if (close(fd) == -1 && n == (ssize_t)len)
+		warning("%s '%s'", name, path);
 }
 
 /* Why the last call on of failed: the link it refused, or errno's text. */
