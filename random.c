@@ -2,7 +2,7 @@
 /*
  * The kernel's randomness, read once for the whole run: the generator's
  * seed, a new idempotency key, the hint file's nonce, the CI logs'
- * secret and the run's ID.
+ * secret, the run's ID and its trace's IDs.
  */
 #include "compat.h"	/* first: the feature macros */
 
@@ -20,14 +20,18 @@
 
 /*
  * What a run draws, in one call: the seed, the key, the nonce, the
- * secret, the run's ID.
+ * secret, the run's ID, the trace's ID, the run's span ID and the seed
+ * of its attempts' span IDs.
  */
 #define SEED_AT		0	/* 8 bytes */
 #define KEY_AT		8	/* 16 bytes */
 #define NONCE_AT	24	/* 8 bytes */
 #define SECRET_AT	32	/* 16 bytes */
 #define RUN_ID_AT	48	/* 16 bytes */
-static unsigned char	 entropy[64];
+#define TRACE_AT	64	/* 16 bytes */
+#define SPAN_AT		80	/* 8 bytes */
+#define SPANS_SEED_AT	88	/* 8 bytes */
+static unsigned char	 entropy[96];
 static int		 have_entropy;
 
 /*
@@ -67,6 +71,16 @@ kernel_random(void)
 		fatal("/dev/urandom");
 }
 
+/* Whether any of the n bytes at b is not zero. */
+static int
+nonzero(const unsigned char *b, size_t n)
+{
+	while (n-- > 0)
+		if (b[n] != 0)
+			return 1;
+	return 0;
+}
+
 /* The 16 bytes of a new random key (a UUID version 4). */
 void
 random_key_bytes(unsigned char u[16])
@@ -97,6 +111,23 @@ random_secret_bytes(unsigned char s[16])
 	memcpy(s, entropy + SECRET_AT, 16);
 }
 
+/*
+ * --trace: the 16 bytes of a new trace's ID and the 8 of the run's span
+ * ID, apart from all else; a W3C ID of zeros is invalid, so a draw of
+ * zeros (one in 2^64) becomes 1.
+ */
+void
+random_trace_bytes(unsigned char trace[16], unsigned char span[8])
+{
+	kernel_random();
+	memcpy(trace, entropy + TRACE_AT, 16);
+	memcpy(span, entropy + SPAN_AT, 8);
+	if (!nonzero(span, 8))
+		span[7] = 1;
+	if (!nonzero(trace, 16))
+		trace[15] = 1;
+}
+
 /* The 8 bytes of the draw from AT on, as a number. */
 static uint64_t
 random_word(int at)
@@ -118,6 +149,13 @@ uint64_t
 random_seed(void)
 {
 	return random_word(SEED_AT);
+}
+
+/* The seed of the generator that draws the attempts' span IDs. */
+uint64_t
+random_spans_seed(void)
+{
+	return random_word(SPANS_SEED_AT);
 }
 
 /* 64 random bits apart from the seed and the key (the hint file's name). */
