@@ -24,8 +24,9 @@
 #include "common.h"
 #include "shared.h"
 
-static void
-put_string(FILE *f, const char *str)
+/* str as a JSON string; a byte that is not UTF-8 as \u00XX. */
+void
+json_string(FILE *f, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t n;
@@ -108,13 +109,13 @@ report_attempt(struct report *rep, const struct attempt_record *a)
 	put_seconds(f, a->duration);
 	fprintf(f, ", \"status\": %d, \"signal\": ", a->status);
 	if (a->termsig != 0)
-		put_string(f, signal_name(name, sizeof(name), a->termsig));
+		json_string(f, signal_name(name, sizeof(name), a->termsig));
 	else
 		fputs("null", f);
 	fprintf(f, ", \"timed_out\": %s, \"error\": ",
 	    a->timed_out ? "true" : "false");
 	if (a->error != 0)
-		put_string(f, strerror(a->error));
+		json_string(f, strerror(a->error));
 	else
 		fputs("null", f);
 	fputs(", \"delay\": ", f);
@@ -173,10 +174,10 @@ put_circuit(FILE *f, const struct report *rep, const struct report_end *e)
 		return;
 	}
 	fputs("{\"name\": ", f);
-	put_string(f, e->circuit);
+	json_string(f, e->circuit);
 	fputs(", \"store\": ", f);
 	if (e->store_url != NULL)
-		put_string(f, e->store_url);
+		json_string(f, e->store_url);
 	else
 		fputs("null", f);
 	fputs(", \"changes\": [", f);
@@ -195,7 +196,7 @@ put_job(FILE *f, const char *name, const struct job_end *j)
 	int counted = j->counted && !j->unknown;
 
 	fputs(",\n  \"job\": {\"name\": ", f);
-	put_string(f, name);
+	json_string(f, name);
 	if (counted)
 		fprintf(f, ", \"failed_in_row\": %ld, \"alerting\": %s",
 		    j->failed_in_row, j->alerting ? "true" : "false");
@@ -264,17 +265,17 @@ report_finish(struct report *rep, const struct report_end *end)
 	fputs("{\n  \"command\": [", f);
 	for (i = 0; end->argv[i] != NULL; i++) {
 		fputs(i ? ", " : "", f);
-		put_string(f, end->argv[i]);
+		json_string(f, end->argv[i]);
 	}
 	fputs("],\n  \"started_at\": ", f);
 	put_time(f, end->started_at);
 	fputs(",\n  \"key\": ", f);
 	if (end->key != NULL)
-		put_string(f, end->key);
+		json_string(f, end->key);
 	else
 		fputs("null", f);
 	fputs(",\n  \"run_id\": ", f);
-	put_string(f, end->run_id);
+	json_string(f, end->run_id);
 	fputs(",\n  \"attempts\": [", f);
 	fwrite(rep->attempts_text, 1, rep->attempts_len, f);
 	fprintf(f, "%s],\n  \"waits\": [", rep->attempts ? "\n  " : "");
@@ -287,7 +288,7 @@ report_finish(struct report *rep, const struct report_end *end)
 	    "\n  \"exit_status\": %d,\n  \"signal\": ", end->outcome,
 	    end->passed_after_retries ? "true" : "false", end->status);
 	if (end->signal != 0)
-		put_string(f, signal_name(name, sizeof(name), end->signal));
+		json_string(f, signal_name(name, sizeof(name), end->signal));
 	else
 		fputs("null", f);
 	if (rep->store != NULL)	/* only with --store: see retry-formats(5) */
@@ -338,7 +339,7 @@ put_member(FILE *f, const char *key, const char *text)
 {
 	fprintf(f, ",\n  \"%s\": ", key);
 	if (text != NULL && *text != '\0')
-		put_string(f, text);
+		json_string(f, text);
 	else
 		fputs("null", f);
 }
@@ -357,7 +358,7 @@ put_state(FILE *f, const struct circuit_view *v)
 	if (v->state == HALF_OPEN && v->probe != 0) {
 		fprintf(f, "{\"pid\": %ld, \"host\": ", v->probe);
 		if (v->probe_host[0] != '\0')
-			put_string(f, v->probe_host);
+			json_string(f, v->probe_host);
 		else
 			fputs("null", f);
 		putc('}', f);
@@ -412,7 +413,7 @@ report_status(struct report *rep, const char *name,
 		return -1;
 	}
 	fputs("{\n  \"circuit\": ", f);
-	put_string(f, name);
+	json_string(f, name);
 	put_member(f, "store", v->on_store ? v->place : NULL);
 	put_member(f, "state_directory", v->on_store ? NULL : v->place);
 	fprintf(f, ",\n  \"record\": %s,\n  \"corrupt\": %s",
@@ -453,7 +454,7 @@ report_job_status(struct report *rep, const char *name,
 		return -1;
 	}
 	fputs("{\n  \"job\": ", f);
-	put_string(f, name);
+	json_string(f, name);
 	put_member(f, "store", v->on_store ? v->place : NULL);
 	put_member(f, "state_directory", v->on_store ? NULL : v->place);
 	fprintf(f, ",\n  \"record\": %s,\n  \"state\": \"%s\",\n"
@@ -545,7 +546,7 @@ finish(const struct event *ev)
 }
 
 /* The words of the report for a wait's reason and a circuit's change. */
-static const char *const wait_keys[] = {
+const char *const report_wait_keys[NWAIT_REASONS] = {
 	[WAIT_BACKOFF] = "backoff",
 	[WAIT_HINT] = "hint",
 	[WAIT_SPLAY] = "splay",
@@ -553,7 +554,7 @@ static const char *const wait_keys[] = {
 	[WAIT_PROBE_ELSEWHERE] = "probe_elsewhere",
 	[WAIT_BUDGET] = "budget_spent",
 };
-static const char *const change_keys[] = {
+const char *const report_change_keys[NCIRCUIT_CHANGES] = {
 	[CIRCUIT_PROBING] = "probing",
 	[CIRCUIT_OPENED] = "opened",
 	[CIRCUIT_CLOSED] = "closed",
@@ -576,12 +577,12 @@ report_event(const struct event *ev)
 		if (ev->reason == WAIT_BACKOFF || ev->reason == WAIT_HINT)
 			record_attempt(ev->run, ev->wait);
 		if (report_wait(&run_report, at, ev->wait,
-		    wait_keys[ev->reason]) == -1)
+		    report_wait_keys[ev->reason]) == -1)
 			fatal("report");
 		break;
 	case CIRCUIT_CHANGES:
-		if (report_change(&run_report, at, change_keys[ev->change]) ==
-		    -1)
+		if (report_change(&run_report, at,
+		    report_change_keys[ev->change]) == -1)
 			fatal("report");
 		break;
 	case RUN_ENDS:
