@@ -37,7 +37,7 @@ RETRY_CPPFLAGS = -DVERSION=\"$(VERSION)\"
 SRCS = retry.c say.c gate.c outcome.c proc.c msg.c clock.c parse.c \
 	options.c backoff.c relay.c match.c fd.c report.c circuit.c breaker.c \
 	env.c random.c sha256.c url.c redis.c route.c store.c outfile.c path.c \
-	metrics.c hooks.c cron.c spool.c ci.c names.c envfile.c job.c
+	metrics.c hooks.c cron.c spool.c ci.c names.c envfile.c job.c trace.c
 HDRS = compat.h common.h shared.h gate.h relay.h match.h circuit.h redis.h route.h store.h
 
 # How every program here is compiled: ours, then the user's flags.

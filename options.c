@@ -29,7 +29,8 @@ enum {
 	OPT_ON_SUCCESS, OPT_HOOK_GRACE, OPT_RESET_AFTER, OPT_HINT_FROM_STDERR, OPT_SHARE_STDIN,
 	OPT_CI, OPT_MIN_TIME, OPT_BUDGET_MIN, OPT_HTTP_4XX, OPT_ON_START,
 	OPT_ON_TOLERATE, OPT_ON_RECOVER, OPT_ALERT_AFTER, OPT_JOB,
-	OPT_JOB_STATUS, OPT_JOB_RESET, OPT_ENV_FROM_HOOKS
+	OPT_JOB_STATUS, OPT_JOB_RESET, OPT_ENV_FROM_HOOKS, OPT_TRACE,
+	OPT_TRACE_SERVICE
 };
 
 /*
@@ -158,6 +159,8 @@ static const struct option longopts[] = {
 	{ "signal",	required_argument,	NULL, 's' },
 	{ "splay",	required_argument,	NULL, OPT_SPLAY },
 	{ "stop-on",	required_argument,	NULL, 'x' },
+	{ "trace",	required_argument,	NULL, OPT_TRACE },
+	{ "trace-service", required_argument,	NULL, OPT_TRACE_SERVICE },
 	{ "stop-on-output", required_argument,	NULL, OPT_STOP_ON_OUTPUT },
 	{ "store",	required_argument,	NULL, OPT_STORE },
 	{ "store-fail",	required_argument,	NULL, OPT_STORE_FAIL },
@@ -533,6 +536,13 @@ take_value(int c, const char *arg, struct policy *p, struct codes *on)
 		return *arg == '\0' ? "must not be empty" : NULL;
 	case OPT_SPLAY:
 		return parse_duration(arg, &p->splay);
+	case OPT_TRACE:
+		p->trace = arg;
+		return *arg == '\0' ? "must not be empty" : strcmp(arg, "-") ==
+		    0 ? "spans are data, not messages: give a file" : NULL;
+	case OPT_TRACE_SERVICE:
+		p->trace_service = arg;
+		return *arg == '\0' ? "must not be empty" : NULL;
 	case OPT_METRICS:
 		p->metrics = arg;
 		return *arg == '\0' ? "must not be empty" : NULL;
@@ -903,6 +913,7 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 			have_n = 1;
 	}
 	p->argv = argv + optind;
+	p->own_argv = argv;
 	if (p->quiet_unless_failed && p->buffer_stdout)
 		return failure(err, errsize, "-Q and -O both hold the output: "
 		    "choose one (-Q shows it only when the run fails)");
@@ -945,6 +956,13 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 		return failure(err, errsize, "--store, --store-timeout and "
 		    "--store-fail need --circuit, --job or one of their "
 		    "commands");
+	if ((p->trace != NULL || p->trace_service != NULL) &&
+	    command_of(p) != NULL)
+		return failure(err, errsize, "--trace and --trace-service go "
+		    "with a run, not %s", command_of(p));
+	if (p->trace_service != NULL && p->trace == NULL)
+		return failure(err, errsize, "--trace-service needs --trace "
+		    "FILE");
 	if (p->report != NULL && p->circuit_command == CIRCUIT_LIST)
 		return failure(err, errsize, "--report goes with a run or "
 		    "--circuit-status, not --circuit-list");

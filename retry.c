@@ -42,8 +42,8 @@ static int		 relaying;	/* if relay.c has a part in it */
  * (listen_to()), so that a plain run calls no code of a feature it does
  * not use, and the messages.
  */
-static void	(*listeners[5])(const struct event *);
-static void	(*drops[4])(void);	/* what clean_up() drops of theirs */
+static void	(*listeners[7])(const struct event *);
+static void	(*drops[6])(void);	/* what clean_up() drops of theirs */
 static size_t	 nlisteners, ndrops;
 
 int
@@ -264,6 +264,10 @@ listen_to(const struct policy *p)
 	if (p->metrics != NULL) {
 		metrics_start(p->metrics);
 		add_listener(metrics_event, metrics_drop);
+	}
+	if (p->trace != NULL) {
+		trace_start(p);
+		add_listener(trace_event, NULL);
 	}
 	if (p->quiet_unless_failed)
 		add_listener(cron_event, cron_drop);
