@@ -53,6 +53,7 @@ main(int argc, char *argv[])
 	struct run r;
 
 	proc_hold_stdio();
+	msg_find_journal();
 	read_command_line(argc, argv, &p);
 	if (p.circuit_command != CIRCUIT_RUN)
 		return gate_command(&p);
