@@ -866,6 +866,15 @@ void	 cron_event(const struct event *);
 void	 cron_end(int);
 void	 cron_drop(void);
 
+/* ---- notify.c -------------------------------------------------------- */
+/*
+ * NOTIFY_SOCKET: the run's state as systemd's STATUS= line, never more;
+ * a listener of the run's events.
+ */
+int	 notify_start(const struct policy *);
+void	 notify_event(const struct event *);
+void	 notify_drop(void);
+
 /* ---- metrics.c ------------------------------------------------------- */
 /*
  * --metrics FILE: the run in Prometheus's text format, for

@@ -29,7 +29,8 @@ enum {
 	OPT_ON_SUCCESS, OPT_HOOK_GRACE, OPT_RESET_AFTER, OPT_HINT_FROM_STDERR, OPT_SHARE_STDIN,
 	OPT_CI, OPT_MIN_TIME, OPT_BUDGET_MIN, OPT_HTTP_4XX, OPT_ON_START,
 	OPT_ON_TOLERATE, OPT_ON_RECOVER, OPT_ALERT_AFTER, OPT_JOB,
-	OPT_JOB_STATUS, OPT_JOB_RESET, OPT_ENV_FROM_HOOKS
+	OPT_JOB_STATUS, OPT_JOB_RESET, OPT_ENV_FROM_HOOKS,
+	OPT_NOTIFY_PASS
 };
 
 /*
@@ -90,6 +91,8 @@ const char help_text[] =
     "      --dry-run         print the delay schedule and exit, running nothing\n"
     "      --report FILE     write a JSON report of the run to FILE (- for stderr)\n"
     "      --metrics FILE    write the run's Prometheus metrics to FILE at its end\n"
+    "Traces and systemd:\n"
+    "      --notify-pass     leave NOTIFY_SOCKET to the attempts and hooks\n"
     "Hooks, each a command for /bin/sh -c:\n"
     "      --on-start CMD    once, before the first attempt\n"
     "      --on-retry CMD    after a failed attempt, before the next\n"
@@ -140,6 +143,7 @@ static const struct option longopts[] = {
 	{ "metrics",	required_argument,	NULL, OPT_METRICS },
 	{ "min-time",	required_argument,	NULL, OPT_MIN_TIME },
 	{ "message",	required_argument,	NULL, 'm' },	/* foreign */
+	{ "notify-pass", no_argument,		NULL, OPT_NOTIFY_PASS },
 	{ "on",		required_argument,	NULL, 'o' },
 	{ "on-giveup",	required_argument,	NULL, OPT_ON_GIVEUP },
 	{ "on-output",	required_argument,	NULL, OPT_ON_OUTPUT },
@@ -850,6 +854,9 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 			continue;
 		case OPT_SHARE_STDIN:
 			p->share_stdin = 1;
+			continue;
+		case OPT_NOTIFY_PASS:
+			p->notify_pass = 1;
 			continue;
 		case 'O':
 			p->buffer_stdout = 1;

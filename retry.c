@@ -42,8 +42,8 @@ static int		 relaying;	/* if relay.c has a part in it */
  * (listen_to()), so that a plain run calls no code of a feature it does
  * not use, and the messages.
  */
-static void	(*listeners[5])(const struct event *);
-static void	(*drops[4])(void);	/* what clean_up() drops of theirs */
+static void	(*listeners[7])(const struct event *);
+static void	(*drops[6])(void);	/* what clean_up() drops of theirs */
 static size_t	 nlisteners, ndrops;
 
 int
@@ -251,7 +251,8 @@ add_listener(void (*hears)(const struct event *), void (*drop)(void))
  * The listeners that the policy turns on, in this order: the CI lines
  * first, so that what the others say follows an attempt's group; the
  * files before the messages, so that they are whole when the last line
- * is said; -Q's held output just before that line; the messages.
+ * is said; systemd's status line; -Q's held output just before that
+ * line; the messages.
  */
 static void
 listen_to(const struct policy *p)
@@ -266,6 +267,8 @@ listen_to(const struct policy *p)
 		metrics_start(p->metrics);
 		add_listener(metrics_event, metrics_drop);
 	}
+	if (getenv("NOTIFY_SOCKET") != NULL && notify_start(p))
+		add_listener(notify_event, notify_drop);
 	if (p->quiet_unless_failed)
 		add_listener(cron_event, cron_drop);
 	add_listener(say_event, NULL);
