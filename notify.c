@@ -41,7 +41,8 @@ notify_address(const char *name, const char **why)
 	memset(&addr, 0, sizeof(addr));
 	addr.sun_family = AF_UNIX;
 	if (name[0] != '/' && name[0] != '@') {
-		*why = "neither an absolute path nor an abstract @name";
+		*why = len == 0 ? "empty" :
+		    "neither an absolute path nor an abstract @name";
 		return -1;
 	}
 	if (len < 2 || len >= sizeof(addr.sun_path)) {
