@@ -871,7 +871,7 @@ void	 cron_drop(void);
  * NOTIFY_SOCKET: the run's state as systemd's STATUS= line, never more;
  * a listener of the run's events.
  */
-int	 notify_start(const struct policy *);
+int	 notify_start(const struct policy *, const char *);
 void	 notify_event(const struct event *);
 void	 notify_drop(void);
 

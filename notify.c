@@ -58,17 +58,17 @@ notify_address(const char *name, const char **why)
 }
 
 /*
- * Takes NOTIFY_SOCKET (set: retry.c asked) and, unless --notify-pass,
- * takes it from the environment that the attempts and hooks inherit:
+ * Reads name, NOTIFY_SOCKET's value, and, unless --notify-pass, removes
+ * NOTIFY_SOCKET from the environment that attempts and hooks inherit:
  * the unit's status line is retry's, and a command that is a notify
  * service itself would send READY=1 for a unit it does not own.  Returns
  * 0 when no status will be sent: the value is not an address (said with
  * -v), or no socket could be had.
  */
 int
-notify_start(const struct policy *p)
+notify_start(const struct policy *p, const char *name)
 {
-	const char *name = getenv("NOTIFY_SOCKET"), *why;
+	const char *why;
 	int ok;
 
 	ok = notify_address(name, &why) == 0;

@@ -257,6 +257,8 @@ add_listener(void (*hears)(const struct event *), void (*drop)(void))
 static void
 listen_to(const struct policy *p)
 {
+	const char *notify;
+
 	if (p->ci != CI_NONE && ci_start(p))
 		add_listener(ci_event, ci_drop);
 	if (p->report != NULL) {
@@ -267,7 +269,8 @@ listen_to(const struct policy *p)
 		metrics_start(p->metrics);
 		add_listener(metrics_event, metrics_drop);
 	}
-	if (getenv("NOTIFY_SOCKET") != NULL && notify_start(p))
+	if ((notify = getenv("NOTIFY_SOCKET")) != NULL &&
+	    notify_start(p, notify))
 		add_listener(notify_event, notify_drop);
 	if (p->quiet_unless_failed)
 		add_listener(cron_event, cron_drop);
