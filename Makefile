@@ -37,7 +37,8 @@ RETRY_CPPFLAGS = -DVERSION=\"$(VERSION)\"
 SRCS = retry.c say.c gate.c outcome.c proc.c msg.c clock.c parse.c \
 	options.c backoff.c relay.c match.c fd.c report.c circuit.c breaker.c \
 	env.c random.c sha256.c url.c redis.c route.c store.c outfile.c path.c \
-	metrics.c hooks.c cron.c spool.c ci.c names.c envfile.c job.c trace.c
+	metrics.c hooks.c cron.c spool.c ci.c names.c envfile.c job.c \
+	notify.c trace.c
 HDRS = compat.h common.h shared.h gate.h relay.h match.h circuit.h redis.h route.h store.h
 
 # How every program here is compiled: ours, then the user's flags.
@@ -65,7 +66,7 @@ TESTPROGS = tests/helpers/ptyrun tests/helpers/clock-now \
 	tests/helpers/hold-lock tests/helpers/rename-race \
 	tests/helpers/slow-proxy tests/helpers/breaker-test \
 	tests/helpers/http-answer tests/helpers/hint-parse \
-	tests/helpers/ping-server
+	tests/helpers/ping-server tests/helpers/notify-listen
 
 # One rule for them all (bmake has no pattern rules of this kind): each
 # is its one source file.

@@ -70,6 +70,9 @@ int	 sp_write(int, const char *, size_t, int64_t);
 #define EXIT_OWN_FAILURE 125	/* retry itself failed; nothing more is run */
 #define MSGMAX		1024
 
+/* The syslog priority a line of retry's has in the journal (sd-daemon(3)). */
+enum priority { PRI_ERROR = 3, PRI_WARNING = 4, PRI_NOTICE = 5, PRI_INFO = 6 };
+
 void	 warning(const char *, ...);		/* with errno's text; always */
 void	 warningx(const char *, ...);		/* always */
 void	 fatal(const char *, ...) NORETURN;	/* with errno's text; exit 125 */
@@ -77,6 +80,8 @@ void	 fatalx(const char *, ...) NORETURN;	/* exit 125 */
 size_t	 escape(char *, size_t, const char *, size_t);
 size_t	 msg_format(char [MSGMAX], const char *, va_list, const char *);
 void	 msg_put(const char *, size_t);		/* as it is; always; never held */
+void	 msg_line(enum priority, const char *, size_t);	/* a line of ours */
+void	 msg_find_journal(void);
 void	 msg_stderr_afresh(void);
 long	 msg_warnings(void);
 int	 close_stdout(void);			/* 0, or 125 said */
@@ -474,6 +479,7 @@ struct policy {
 	int		 hint_from_stderr;
 	int		 http_4xx_retry;	/* --http-4xx retry */
 	int		 share_stdin;
+	int		 notify_pass;	/* --notify-pass: keep NOTIFY_SOCKET */
 	struct pattern	 on_output, stop_output;
 	const char	*report;	/* file for the JSON report, "-": stderr */
 	const char	*metrics;	/* file for the Prometheus metrics */
@@ -869,6 +875,15 @@ int	 cron_start(int64_t);
 void	 cron_event(const struct event *);
 void	 cron_end(int);
 void	 cron_drop(void);
+
+/* ---- notify.c -------------------------------------------------------- */
+/*
+ * NOTIFY_SOCKET: the run's state as systemd's STATUS= line, never more;
+ * a listener of the run's events.
+ */
+int	 notify_start(const struct policy *, const char *);
+void	 notify_event(const struct event *);
+void	 notify_drop(void);
 
 /* ---- metrics.c ------------------------------------------------------- */
 /*

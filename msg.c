@@ -8,8 +8,12 @@
  * itself, always, so that neither a full spool nor a run that passes can
  * swallow them.  The run's lines (say.c's say and detail) are formatted
  * here too, and held by -Q's spool or written here, as say.c decides.
+ * When stderr is the journal, each line of ours written here starts
+ * with its priority (msg_find_journal()).
  */
 #include "compat.h"	/* first: the feature macros */
+
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -23,6 +27,49 @@
 
 static int		 stderr_broken;
 static long		 warnings;	/* said so far */
+static int		 journal;	/* stderr is the journal's stream */
+
+/*
+ * "DEV:INODE" of JOURNAL_STREAM (systemd.exec(5)) as two decimal
+ * numbers, each all digits; 0 if it is not that.
+ */
+static int
+parse_dev_inode(const char *s, unsigned long long *dev,
+    unsigned long long *ino)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	*dev = strtoull(s, &end, 10);
+	if (errno != 0 || *end != ':' || end[1] < '0' || end[1] > '9')
+		return 0;
+	*ino = strtoull(end + 1, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+/*
+ * Whether stderr is the journal: systemd names the stream it gave in
+ * JOURNAL_STREAM, which a child inherits even when its stderr goes
+ * elsewhere, so only a match of fd 2 counts.  Then each line of ours
+ * starts with "<N>", its priority, which journald reads and strips.
+ * Once, at start-up; without JOURNAL_STREAM, one getenv.
+ */
+void
+msg_find_journal(void)
+{
+	const char *s = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	int saved = errno;
+
+	if (s != NULL && parse_dev_inode(s, &dev, &ino) &&
+	    fstat(STDERR_FILENO, &st) == 0)
+		journal = (unsigned long long)st.st_dev == dev &&
+		    (unsigned long long)st.st_ino == ino;
+	errno = saved;
+}
 
 /*
  * A write to stderr that failed stops those that would follow it; when
@@ -137,17 +184,38 @@ msg_format(char line[MSGMAX], const char *fmt, va_list ap, const char *suffix)
 	return len;
 }
 
+/*
+ * A line of retry's own written whole on stderr itself, after its
+ * priority when stderr is the journal.
+ */
+void
+msg_line(enum priority pri, const char *line, size_t len)
+{
+	char buf[MSGMAX + 4];
+	int saved = errno;
+
+	if (journal && len < MSGMAX) {
+		buf[0] = '<';
+		buf[1] = (char)('0' + pri);
+		buf[2] = '>';
+		memcpy(buf + 3, line, len);
+		line = buf;
+		len += 3;
+	}
+	/* Dropped as any message would be. */
+	(void)write_stderr(line, len);
+	errno = saved;
+}
+
 /* A message of retry's own, on stderr itself. */
 static void
-vmessage(const char *fmt, va_list ap, const char *suffix)
+vmessage(enum priority pri, const char *fmt, va_list ap, const char *suffix)
 {
 	char line[MSGMAX];
 	size_t len;
-	int saved = errno;
 
 	len = msg_format(line, fmt, ap, suffix);
-	(void)write_stderr(line, len);
-	errno = saved;
+	msg_line(pri, line, len);
 }
 
 /* Like warn(3): with errno's text; retry carries on.  -q does not hide it. */
@@ -159,7 +227,7 @@ warning(const char *fmt, ...)
 
 	warnings++;
 	va_start(ap, fmt);
-	vmessage(fmt, ap, why);
+	vmessage(PRI_WARNING, fmt, ap, why);
 	va_end(ap);
 }
 
@@ -170,7 +238,7 @@ warningx(const char *fmt, ...)
 
 	warnings++;
 	va_start(ap, fmt);
-	vmessage(fmt, ap, NULL);
+	vmessage(PRI_WARNING, fmt, ap, NULL);
 	va_end(ap);
 }
 
@@ -189,7 +257,7 @@ fatal(const char *fmt, ...)
 	const char *why = strerror(errno);
 
 	va_start(ap, fmt);
-	vmessage(fmt, ap, why);
+	vmessage(PRI_ERROR, fmt, ap, why);
 	va_end(ap);
 	exit(EXIT_OWN_FAILURE);
 }
@@ -201,7 +269,7 @@ fatalx(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmessage(fmt, ap, NULL);
+	vmessage(PRI_ERROR, fmt, ap, NULL);
 	va_end(ap);
 	exit(EXIT_OWN_FAILURE);
 }
@@ -210,8 +278,9 @@ fatalx(const char *fmt, ...)
  * Text of retry's own written as it is, as a message is: whole, never
  * holding retry back, to stderr itself, never into -Q's spool: ci.c's
  * lines for a CI log, which has its groups and its annotation whether
- * the run passes or not, and the run's lines that -Q does not hold
- * (say.c).  The caller has made its bytes safe; -q does not hide it.
+ * the run passes or not, and -Q's report of a failed run (cron.c).  No
+ * priority goes before it: a CI log's lines have a format of their own.
+ * The caller has made its bytes safe; -q does not hide it.
  */
 void
 msg_put(const char *text, size_t len)

@@ -30,7 +30,7 @@ enum {
 	OPT_CI, OPT_MIN_TIME, OPT_BUDGET_MIN, OPT_HTTP_4XX, OPT_ON_START,
 	OPT_ON_TOLERATE, OPT_ON_RECOVER, OPT_ALERT_AFTER, OPT_JOB,
 	OPT_JOB_STATUS, OPT_JOB_RESET, OPT_ENV_FROM_HOOKS, OPT_TRACE,
-	OPT_TRACE_SERVICE
+	OPT_TRACE_SERVICE, OPT_NOTIFY_PASS
 };
 
 /*
@@ -60,7 +60,7 @@ const char help_text[] =
     "  -c, --cap DUR         largest delay, also --max-delay (30s)\n"
     "  -j, --jitter MODE     none, full, equal or decorrelated (equal)\n"
     "      --seed N          seed the generator for a reproducible schedule\n"
-    "      --splay DUR       wait a random time up to DUR before the first attempt\n"
+    "      --splay DUR       wait a random time up to DUR before attempt 1\n"
     "      --hint-from-stderr  also wait as a Retry-After header on stderr says\n"
     "Which failures:\n"
     "  -o, --on CODES        retry these exit statuses (1-124,128-255)\n"
@@ -69,7 +69,7 @@ const char help_text[] =
     "      --stop-on-output RE  never retry when a line of output matches RE\n"
     "      --http-4xx MODE   stop or retry on an HTTP 4xx in the hint (stop)\n"
     "  -K, --key TOKEN       idempotency key for every attempt (a new UUID)\n"
-    "Circuit breaker and retry budget shared by runs of NAME (retry-circuit(7)):\n"
+    "Breaker and retry budget shared by runs of NAME (retry-circuit(7)):\n"
     "      --circuit NAME --trip N|P%/M --cool DUR --budget N/DUR|P%/DUR\n"
     "      --budget-min N --circuit-list --circuit-status NAME\n"
     "      --circuit-reset NAME --store URL --store-timeout DUR --store-fail MODE\n"
@@ -87,10 +87,13 @@ const char help_text[] =
     "  -V, --version         print the version and exit\n"
     "      --ci FORMAT       fold attempts in a CI log and annotate the run:\n"
     "                        none, github, gitlab or auto (auto)\n"
-    "Dry run, report and metrics:\n"
+    "Dry run, files and systemd:\n"
     "      --dry-run         print the delay schedule and exit, running nothing\n"
-    "      --report FILE     write a JSON report of the run to FILE (- for stderr)\n"
+    "      --report FILE     write a JSON report of the run to FILE (-: stderr)\n"
     "      --metrics FILE    write the run's Prometheus metrics to FILE at its end\n"
+    "      --trace FILE      add the run's spans to FILE (OTLP/JSON)\n"
+    "      --trace-service NAME  their service.name (retry)\n"
+    "      --notify-pass     pass NOTIFY_SOCKET on to attempts and hooks\n"
     "Hooks, each a command for /bin/sh -c:\n"
     "      --on-start CMD    once, before the first attempt\n"
     "      --on-retry CMD    after a failed attempt, before the next\n"
@@ -98,7 +101,7 @@ const char help_text[] =
     "      --on-success CMD  once, when the run ends with success\n"
     "      --hook-grace DUR  time the end hooks may run past the deadline (10s)\n"
     "      --env-from-hooks MODE  names RETRY_ENV_FILE may set: safe or all (safe)\n"
-    "Failed runs of job NAME that alert only as the Nth in a row (retry-circuit(7)):\n"
+    "Runs of job NAME that alert at the Nth failure in a row (retry-circuit(7)):\n"
     "      --job NAME --alert-after N --on-tolerate CMD --on-recover CMD\n"
     "      --job-status NAME --job-reset NAME\n"
 
@@ -106,7 +109,7 @@ const char help_text[] =
     "DUR is a number with a unit ms, s, m or h, or several (1m30s); no unit\n"
     "means seconds.  CODES lists exit statuses and ranges, such as 1,75-78.\n"
     "A command killed by signal S has status 128+S.  See retry(1), and\n"
-    "retry-formats(5) for the report and the metrics.\n";
+    "retry-formats(5) for the files.\n";
 
 static const struct option longopts[] = {
 	{ "alert-after", required_argument,	NULL, OPT_ALERT_AFTER },
@@ -141,6 +144,7 @@ static const struct option longopts[] = {
 	{ "metrics",	required_argument,	NULL, OPT_METRICS },
 	{ "min-time",	required_argument,	NULL, OPT_MIN_TIME },
 	{ "message",	required_argument,	NULL, 'm' },	/* foreign */
+	{ "notify-pass", no_argument,		NULL, OPT_NOTIFY_PASS },
 	{ "on",		required_argument,	NULL, 'o' },
 	{ "on-giveup",	required_argument,	NULL, OPT_ON_GIVEUP },
 	{ "on-output",	required_argument,	NULL, OPT_ON_OUTPUT },
@@ -860,6 +864,9 @@ parse_options(int argc, char *argv[], struct policy *p, char *err,
 			continue;
 		case OPT_SHARE_STDIN:
 			p->share_stdin = 1;
+			continue;
+		case OPT_NOTIFY_PASS:
+			p->notify_pass = 1;
 			continue;
 		case 'O':
 			p->buffer_stdout = 1;

@@ -53,6 +53,7 @@ main(int argc, char *argv[])
 	struct run r;
 
 	proc_hold_stdio();
+	msg_find_journal();
 	read_command_line(argc, argv, &p);
 	if (p.circuit_command != CIRCUIT_RUN)
 		return gate_command(&p);
@@ -250,11 +251,14 @@ add_listener(void (*hears)(const struct event *), void (*drop)(void))
  * The listeners that the policy turns on, in this order: the CI lines
  * first, so that what the others say follows an attempt's group; the
  * files before the messages, so that they are whole when the last line
- * is said; -Q's held output just before that line; the messages.
+ * is said; systemd's status line; -Q's held output just before that
+ * line; the messages.
  */
 static void
 listen_to(const struct policy *p)
 {
+	const char *notify;
+
 	if (p->ci != CI_NONE && ci_start(p))
 		add_listener(ci_event, ci_drop);
 	if (p->report != NULL) {
@@ -269,6 +273,9 @@ listen_to(const struct policy *p)
 		trace_start(p);
 		add_listener(trace_event, NULL);
 	}
+	if ((notify = getenv("NOTIFY_SOCKET")) != NULL &&
+	    notify_start(p, notify))
+		add_listener(notify_event, notify_drop);
 	if (p->quiet_unless_failed)
 		add_listener(cron_event, cron_drop);
 	add_listener(say_event, NULL);

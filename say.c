@@ -50,11 +50,11 @@ say_fd(void)
 
 /*
  * One of the run's lines, formatted as every message is (msg.c), into
- * -Q's spool while it holds them, else (the spool failed: after what it
- * held) to stderr.
+ * -Q's spool while it holds them, as they are, else (the spool failed:
+ * after what it held) to stderr, at priority pri in the journal.
  */
 static void
-run_line(const char *fmt, va_list ap)
+run_line(enum priority pri, const char *fmt, va_list ap)
 {
 	char line[MSGMAX];
 	size_t len;
@@ -62,7 +62,7 @@ run_line(const char *fmt, va_list ap)
 
 	len = msg_format(line, fmt, ap, NULL);
 	if (!held || spool_put(line, len) == -1)
-		msg_put(line, len);
+		msg_line(pri, line, len);
 	errno = saved;
 }
 
@@ -75,7 +75,7 @@ say(const char *fmt, ...)
 	if (verbosity < NORMAL)
 		return;
 	va_start(ap, fmt);
-	run_line(fmt, ap);
+	run_line(PRI_NOTICE, fmt, ap);
 	va_end(ap);
 }
 
@@ -88,7 +88,7 @@ detail(const char *fmt, ...)
 	if (verbosity < VERBOSE)
 		return;
 	va_start(ap, fmt);
-	run_line(fmt, ap);
+	run_line(PRI_INFO, fmt, ap);
 	va_end(ap);
 }
 

@@ -13,7 +13,7 @@ _retry_longs=(--alert-after --attempts --base --budget --budget-min --buffer-std
 	--deadline --dry-run --env-from-hooks
 	--factor --help --hint-from-stderr --hook-grace --http-4xx --jitter --job --job-reset
 	--job-status --key
-	--kill-after --max-delay --metrics --min-time --on --on-giveup
+	--kill-after --max-delay --metrics --min-time --notify-pass --on --on-giveup
 	--on-output --on-recover --on-retry --on-start --on-success
 	--on-tolerate --quiet --quiet-unless-failed
 	--replay-stdin --report

@@ -14,8 +14,8 @@ function __retry_takes_value
         on-retry on-start on-success on-tolerate report reset-after seed signal splay \
         stop-on stop-on-output store store-fail store-timeout timeout trip
     set -l all $valued buffer-stdout circuit-list dry-run help \
-        hint-from-stderr quiet quiet-unless-failed replay-stdin share-stdin \
-        verbose version
+        hint-from-stderr notify-pass quiet quiet-unless-failed replay-stdin \
+        share-stdin verbose version
     if contains -- $name $all
         contains -- $name $valued
         return
@@ -181,6 +181,8 @@ complete -c retry -n $cond -s V -l version -d 'Print the version and exit'
 complete -c retry -n $cond -l ci -xa "none\t'no groups, annotations or files' github\t'GitHub Actions' gitlab\t'GitLab CI' auto\t'from GITHUB_ACTIONS or GITLAB_CI'" -d 'Fold attempts in a CI log, annotate the run (auto)'
 complete -c retry -n $cond -l report -rF -d 'Write a JSON report of the run to FILE (- for stderr)'
 complete -c retry -n $cond -l metrics -rF -d "Write the run's Prometheus metrics to FILE at its end"
+# Traces and systemd.
+complete -c retry -n $cond -l notify-pass -d 'Leave NOTIFY_SOCKET to the attempts and hooks'
 # Hooks.
 complete -c retry -n $cond -l on-retry -x -d 'Run CMD after a failed attempt, before the next'
 complete -c retry -n $cond -l on-giveup -x -d 'Run CMD once when the run ends without success'
