@@ -18,8 +18,8 @@ _retry_longs=(--alert-after --attempts --base --budget --budget-min --buffer-std
 	--on-tolerate --quiet --quiet-unless-failed
 	--replay-stdin --report
 	--reset-after --seed --share-stdin --signal --splay --stop-on
-	--stop-on-output --store --store-fail --store-timeout --timeout --trip
-	--verbose --version)
+	--stop-on-output --store --store-fail --store-timeout --timeout --trace
+	--trace-service --trip --verbose --version)
 _retry_jitters=(none full equal decorrelated)
 _retry_signals=(HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE
 	ALRM TERM CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF SYS
@@ -68,7 +68,7 @@ _retry_takes_value()
 	--on-recover | --on-retry | --on-start | --on-success | --on-tolerate | \
 	--report | --reset-after | --seed | --signal | --splay | --stop-on | \
 	--stop-on-output | --store | --store-fail | --store-timeout | \
-	--timeout | --trip)
+	--timeout | --trace | --trace-service | --trip)
 		return 0 ;;
 	esac
 	return 1
@@ -107,7 +107,7 @@ _retry_values()
 	local -a names
 	local w
 	case $1 in
-	--report | --metrics)
+	--report | --metrics | --trace)
 		# A file name ("-", stderr, is not offered).  Without a PREFIX
 		# the reply is a file name alone: let bash quote it as one and
 		# add "/" to directories.

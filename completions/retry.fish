@@ -12,7 +12,8 @@ function __retry_takes_value
         hook-grace http-4xx jitter job job-reset job-status key kill-after \
         max-delay metrics min-time on on-giveup on-output on-recover \
         on-retry on-start on-success on-tolerate report reset-after seed signal splay \
-        stop-on stop-on-output store store-fail store-timeout timeout trip
+        stop-on stop-on-output store store-fail store-timeout timeout trace \
+        trace-service trip
     set -l all $valued buffer-stdout circuit-list dry-run help \
         hint-from-stderr notify-pass quiet quiet-unless-failed replay-stdin \
         share-stdin verbose version
@@ -182,7 +183,9 @@ complete -c retry -n $cond -l ci -xa "none\t'no groups, annotations or files' gi
 complete -c retry -n $cond -l report -rF -d 'Write a JSON report of the run to FILE (- for stderr)'
 complete -c retry -n $cond -l metrics -rF -d "Write the run's Prometheus metrics to FILE at its end"
 # Traces and systemd.
-complete -c retry -n $cond -l notify-pass -d 'Leave NOTIFY_SOCKET to the attempts and hooks'
+complete -c retry -n $cond -l trace -rF -d "Append the run's OpenTelemetry spans to FILE"
+complete -c retry -n $cond -l trace-service -x -d "The spans' service.name (retry)"
+complete -c retry -n $cond -l notify-pass -d 'Pass NOTIFY_SOCKET on to attempts and hooks'
 # Hooks.
 complete -c retry -n $cond -l on-retry -x -d 'Run CMD after a failed attempt, before the next'
 complete -c retry -n $cond -l on-giveup -x -d 'Run CMD once when the run ends without success'
