@@ -149,7 +149,6 @@ take_context(void)
 {
 	const char *v = getenv("TRACEPARENT");
 	struct context c;
-	char shown[128];
 
 	random_trace_bytes(tr.trace, tr.run);
 	tr.flags = 1;
@@ -163,11 +162,9 @@ take_context(void)
 			tr.state = NULL;
 		return;
 	}
-	if (v != NULL) {
-		(void)escape(shown, sizeof(shown), v, strlen(v));
+	if (v != NULL)	/* msg.c escapes it */
 		detail("TRACEPARENT '%s' is no W3C trace context: the run "
-		    "starts a new trace", shown);
-	}
+		    "starts a new trace", v);
 	if (unsetenv("TRACESTATE") == -1)
 		fatal("unsetenv TRACESTATE");
 }
@@ -203,8 +200,10 @@ trace_start(const struct policy *p)
 	take_context();
 	rng_seed(&tr.ids, random_spans_seed());
 	if ((tr.spans = open_memstream(&tr.spans_text, &tr.spans_len)) ==
-	    NULL || (tr.events = open_memstream(&tr.events_text,
-	    &tr.events_len)) == NULL)
+	    NULL)
+		fatal("--trace");
+	if ((tr.events = open_memstream(&tr.events_text, &tr.events_len)) ==
+	    NULL)
 		fatal("--trace");
 	tracing = 1;
 }
@@ -511,21 +510,24 @@ write_line(const struct event *ev)
 	int fd;
 
 	if (fclose(tr.spans) == EOF || fclose(tr.events) == EOF ||
-	    (f = open_memstream(&line, &len)) == NULL)
-		fatal("--trace");
-	tr.spans = tr.events = NULL;
+	    (f = open_memstream(&line, &len)) == NULL) {
+		warning("--trace '%s'", tr.path);	/* the run is over */
+		return;
+	}
 	put_resource(f, ev->policy);
 	put_run(f, ev);
 	if (tr.nspans > 0)
 		fprintf(f, ",%.*s", (int)tr.spans_len, tr.spans_text);
 	fputs("]}]}]}\n", f);
 	if (ferror(f) | (fclose(f) == EOF))
-		fatal("--trace");
-	if ((fd = outfile_append(&tr.out, tr.path, 0600)) == -1)
+		warning("--trace '%s'", tr.path);
+	else if ((fd = outfile_append(&tr.out, tr.path, 0600)) == -1)
 		warningx("--trace '%s': %s", tr.path, outfile_why(&tr.out));
 	else
 		outfile_put_whole("--trace", tr.path, fd, line, len);
 	free(line);
+	free(tr.spans_text);
+	free(tr.events_text);
 }
 
 /*

@@ -627,6 +627,30 @@ fi
 [ -z "$shm" ] || rm -rf "$shm"
 start_load1=$(loadavg)
 
+# The same against 0.3.0, built from its commit beside this build (a clone
+# with history; the full mode): what the features added since cost a run
+# that uses none of them (issue 34: within noise of 0.3's).
+v03=acf345b
+v03_row=
+if [ "$mode" = full ] && git -C "$top" cat-file -e "$v03^{commit}" 2>/dev/null &&
+    mkdir "$work/v03" && git -C "$top" archive "$v03" | tar -x -C "$work/v03" &&
+    make -C "$work/v03" -s retry >/dev/null 2>&1; then
+	say "9. start-up against 0.3.0 ($v03), $start_rounds rounds x 3"
+	TMPDIR=$disk "$bench/spawn" -r "$start_rounds" -w 5 "$retry" -n1 -- true \
+	    :: "$work/v03/retry" -n1 -- true :: "$bench/floor" true >"$work/v03.txt"
+	stats "$bench/pairs.awk" \
+	    -v names="retry -n1 -- true|0.3.0 -n1 -- true|bench/floor true" \
+	    -v bytes=0 -v sum="$sum" \
+	    -v pairs="start_v03:1:0:0.3.0|start_now_floor:2:0:floor|start_v03_floor:2:1:floor" \
+	    "$work/v03.txt" >/dev/null
+	v03_row=$(awk '$1 == "start_v03" { r = $2; lo = $3; hi = $4 }
+	    $1 == "start_now_floor" { nf = $2 } $1 == "start_v03_floor" { of = $2 }
+	    END { printf "| 9. start-up ÷ 0.3.0'"'"'s (paired; ÷ the floor: %.3f and 0.3.0 %.3f) | %.3f [%.3f, %.3f] | within noise (±2%%) | %s |\n",
+		nf, of, r, lo, hi, (r <= 1.02 ? "**met**" : "**missed**") }' "$sum")
+else
+	note "9. start-up against 0.3.0 is measured in the full mode, in a clone that has its commit $v03: skipped."
+fi
+
 # --- 7. one circuit, many runs (issue 15) --------------------------------------
 say "7. one circuit: $crowd_rounds paired crowds of $crowd runs"
 crowd_load0=$(loadavg)
@@ -877,7 +901,8 @@ $(start_row disk "TMPDIR on $(fstype "$disk"), no terminal"
 	start_row release "the release's x86_64 binary, TMPDIR on $(fstype "$disk"), no terminal" 1.02
 	start_row tmpfs "TMPDIR on tmpfs, no terminal"
 	start_row disk_tty "TMPDIR on $(fstype "$disk"), at a terminal"
-	start_row tmpfs_tty "TMPDIR on tmpfs, at a terminal")
+	start_row tmpfs_tty "TMPDIR on tmpfs, at a terminal"
+	[ -z "$v03_row" ] || printf '%s\n' "$v03_row")
 $(pipe_rows)
 
 EOF
