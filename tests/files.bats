@@ -56,10 +56,10 @@ changes() {
 	! grep -q /dev/urandom trace
 	! grep -q /dev/tty trace
 	# glibc's malloc draws its own 8 bytes (GRND_NONBLOCK); retry's one
-	# call is the rest: the seed, the key, the nonce, the CI tokens' and
-	# the run's ID.
+	# call is the rest: the seed, the key, the nonce, the CI tokens', the
+	# run's ID and its trace's IDs (--trace).
 	[ "$(grep -cE 'getrandom\(.*, [0-9]+, 0\)' trace)" -eq 1 ]
-	grep -qE 'getrandom\(.*, 64, 0\) = 64' trace
+	grep -qE 'getrandom\(.*, 96, 0\) = 96' trace
 }
 
 @test "a missing TMPDIR, or one that is a file: the command runs; hints are off and -v says why, once" {
