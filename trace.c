@@ -488,9 +488,11 @@ put_run(FILE *f, const struct event *ev)
 	if (p->job != NULL)
 		attr_string(f, &n, "retry.job", p->job);
 	fputc(']', f);
-	if (tr.nevents > 0)
-		fprintf(f, ",\"events\":[%.*s]", (int)tr.events_len,
-		    tr.events_text);
+	if (tr.nevents > 0) {	/* fwrite: %.*s would cut 2 GiB short */
+		fputs(",\"events\":[", f);
+		(void)fwrite(tr.events_text, 1, tr.events_len, f);
+		fputc(']', f);
+	}
 	if (!v->passed) {
 		fprintf(f, ",\"status\":{\"code\":%d,\"message\":",
 		    STATUS_ERROR);
@@ -507,19 +509,25 @@ write_line(const struct event *ev)
 	FILE *f;
 	char *line = NULL;
 	size_t len = 0;
-	int fd;
+	int bad, fd;
 
-	if (fclose(tr.spans) == EOF || fclose(tr.events) == EOF ||
-	    (f = open_memstream(&line, &len)) == NULL) {
+	/* A failed fputs() (no memory) would leave a span cut short. */
+	bad = ferror(tr.spans) || ferror(tr.events);
+	bad |= fclose(tr.spans) == EOF;
+	bad |= fclose(tr.events) == EOF;
+	if (bad || (f = open_memstream(&line, &len)) == NULL) {
 		warning("--trace '%s'", tr.path);	/* the run is over */
 		return;
 	}
 	put_resource(f, ev->policy);
 	put_run(f, ev);
-	if (tr.nspans > 0)
-		fprintf(f, ",%.*s", (int)tr.spans_len, tr.spans_text);
+	if (tr.nspans > 0) {
+		fputc(',', f);
+		(void)fwrite(tr.spans_text, 1, tr.spans_len, f);  /* ferror() */
+	}
 	fputs("]}]}]}\n", f);
-	if (ferror(f) | (fclose(f) == EOF))
+	bad = ferror(f);	/* before fclose(): | does not order them */
+	if (bad | (fclose(f) == EOF))
 		warning("--trace '%s'", tr.path);
 	else if ((fd = outfile_append(&tr.out, tr.path, 0600)) == -1)
 		warningx("--trace '%s': %s", tr.path, outfile_why(&tr.out));

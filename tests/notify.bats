@@ -91,7 +91,7 @@ STATUS=attempt 2 succeeded"
 	between $((t1 - t0)) 0 2000
 	[ "$(grep -c '^retry: NOTIFY_SOCKET: no more statuses: Connection refused$' <<<"$stderr")" -eq 1 ]
 	grep -q '^STATUS=attempt 2/4 running$' statuses
-	! grep -q 'attempt 3/4' statuses
+	run ! grep -q 'attempt 3/4' statuses
 
 	NOTIFY_SOCKET=$PWD/nothing-here run --separate-stderr -1 "$RETRY" -v \
 	    -n 2 -b 10ms false

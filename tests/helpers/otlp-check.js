@@ -9,7 +9,8 @@
 // must hold together: IDs of the right length and not zero, every parent
 // in FILE or PARENT (the inherited span), times in ns since the epoch
 // with start <= end, attempts inside their run, the attributes retry(1)
-// promises.  Prints a line per span: "LINE TRACE SPAN PARENT NAME FACTS",
+// promises.  Prints a line per span: "LINE TRACE SPAN PARENT NAME FACTS"
+// (the run's: its outcome and status code; an attempt's: exit and error),
 // and exits 1 with the first fault, naming the line.
 'use strict';
 const fs = require('fs');
@@ -121,7 +122,7 @@ lines.forEach((text, i) => {
     } else if (Number(run.attributes.length === 0 ? -1 : a['retry.attempts']) !== spans.length - 1) {
       fail(n, `run: retry.attempts ${a['retry.attempts']} for ${spans.length - 1} attempt spans`);
     }
-    const facts = s === run ? `outcome=${a['retry.outcome']}` :
+    const facts = s === run ? `outcome=${a['retry.outcome']} status=${s.status && s.status.code ? s.status.code : 'unset'}` :
       `exit=${a['process.exit.code'] ?? '-'} error=${a['error.type'] ?? '-'}`;
     all.push({ n, trace: hex(s.traceId), id, parent: s.parentSpanId && s.parentSpanId.length ? hex(s.parentSpanId) : '-', name, facts });
   }
