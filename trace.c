@@ -24,6 +24,17 @@
 #define STATUS_ERROR	2	/* OTLP's StatusCode */
 #define TP_LEN		55	/* "00-" trace "-" span "-" flags */
 
+/*
+ * A line stays a line that a collector takes (the otlpjsonfile receiver
+ * reads lines of up to 1 MiB by default), however many attempts a run
+ * makes: the first and the last attempts' spans are kept, and the first
+ * events, as many as OpenTelemetry's SDKs keep by default; the rest are
+ * counted.
+ */
+#define FIRST_SPANS	64
+#define LAST_SPANS	64
+#define MAX_EVENTS	128
+
 /* A W3C trace context: the trace, the parent span, the flags. */
 struct context {
 	unsigned char	 trace[16];
@@ -44,9 +55,14 @@ struct tracer {
 	const char	*state;		/* TRACESTATE passed on, or NULL */
 	struct rng	 ids;		/* the attempts' span IDs */
 	unsigned char	 attempt[8];	/* the attempt running or last ended */
-	FILE		*spans;		/* the attempts' spans so far */
+	FILE		*spans;		/* the first attempts' spans */
 	char		*spans_text;
 	size_t		 spans_len;
+	char		*last[LAST_SPANS];	/* the last ones', a ring */
+	size_t		 last_len[LAST_SPANS];
+	long		 nlater;	/* spans after the first ones */
+	long		 dropped_events;
+	int		 broken;	/* a span could not be kept whole */
 	FILE		*events;	/* the run span's events so far */
 	char		*events_text;
 	size_t		 events_len;
@@ -325,18 +341,15 @@ error_type(const struct run *r)
 	return r->on_hit ? "output" : NULL;
 }
 
-/* The ended attempt's span, a child of the run's. */
+/* The ended attempt's span, a child of the run's, written to f. */
 static void
-add_attempt(const struct policy *p, const struct run *r)
+put_attempt(FILE *f, const struct policy *p, const struct run *r)
 {
-	FILE *f = tr.spans;
 	const char *type = error_type(r);
 	char name[48], why[256], sig[32];
 	int n = 0;
 
 	(void)snprintf(name, sizeof(name), "attempt %ld", r->attempts);
-	if (tr.nspans++ > 0)
-		fputc(',', f);
 	open_span(f, tr.attempt, tr.run, name, real_of(r, r->began),
 	    real_of(r, r->ended));
 	attr_int(f, &n, "retry.attempt", r->attempts);
@@ -357,20 +370,63 @@ add_attempt(const struct policy *p, const struct run *r)
 }
 
 /*
+ * The ended attempt's span among the first ones, or in the ring of the
+ * last ones, where it takes the place of the oldest.
+ */
+static void
+add_attempt(const struct policy *p, const struct run *r)
+{
+	long at = tr.nlater % LAST_SPANS;
+	FILE *f;
+	int bad;
+
+	if (tr.nspans < FIRST_SPANS) {
+		if (tr.nspans++ > 0)
+			fputc(',', tr.spans);
+		put_attempt(tr.spans, p, r);
+		return;
+	}
+	tr.nlater++;
+	free(tr.last[at]);
+	tr.last[at] = NULL;
+	if ((f = open_memstream(&tr.last[at], &tr.last_len[at])) == NULL) {
+		tr.broken = 1;
+		return;
+	}
+	put_attempt(f, p, r);
+	bad = ferror(f);	/* before fclose(): | does not order them */
+	if (bad | (fclose(f) == EOF))
+		tr.broken = 1;
+}
+
+/* Where the next event of the run's span goes, or NULL: none has room. */
+static FILE *
+next_event(void)
+{
+	if (tr.nevents >= MAX_EVENTS) {
+		tr.dropped_events++;
+		return NULL;
+	}
+	if (tr.nevents++ > 0)
+		fputc(',', tr.events);
+	return tr.events;
+}
+
+/*
  * The wait that began, as an event of the run's span, once its time
  * asleep is known: at the next event of the run.
  */
 static void
 end_wait(const struct run *r)
 {
-	FILE *f = tr.events;
+	FILE *f;
 	int n = 0;
 
 	if (!tr.waiting)
 		return;
 	tr.waiting = 0;
-	if (tr.nevents++ > 0)
-		fputc(',', f);
+	if ((f = next_event()) == NULL)
+		return;
 	fprintf(f, "{\"timeUnixNano\":\"%lld\",\"name\":\"retry.wait\","
 	    "\"attributes\":[", (long long)tr.wait_at);
 	attr_string(f, &n, "retry.wait.reason",
@@ -396,11 +452,11 @@ begin_wait(const struct event *ev)
 static void
 add_change(const struct event *ev)
 {
-	FILE *f = tr.events;
+	FILE *f;
 	int n = 0;
 
-	if (tr.nevents++ > 0)
-		fputc(',', f);
+	if ((f = next_event()) == NULL)
+		return;
 	fprintf(f, "{\"timeUnixNano\":\"%lld\",\"name\":\"retry.circuit\","
 	    "\"attributes\":[", (long long)real_of(ev->run, monotonic_now()));
 	attr_string(f, &n, "retry.circuit.name", ev->policy->circuit);
@@ -487,12 +543,17 @@ put_run(FILE *f, const struct event *ev)
 		attr_string(f, &n, "retry.circuit.name", p->circuit);
 	if (p->job != NULL)
 		attr_string(f, &n, "retry.job", p->job);
+	if (tr.nlater > LAST_SPANS)
+		attr_int(f, &n, "retry.attempt_spans_dropped",
+		    tr.nlater - LAST_SPANS);
 	fputc(']', f);
 	if (tr.nevents > 0) {	/* fwrite: %.*s would cut 2 GiB short */
 		fputs(",\"events\":[", f);
 		(void)fwrite(tr.events_text, 1, tr.events_len, f);
 		fputc(']', f);
 	}
+	if (tr.dropped_events > 0)
+		fprintf(f, ",\"droppedEventsCount\":%ld", tr.dropped_events);
 	if (!v->passed) {
 		fprintf(f, ",\"status\":{\"code\":%d,\"message\":",
 		    STATUS_ERROR);
@@ -500,6 +561,26 @@ put_run(FILE *f, const struct event *ev)
 		fputc('}', f);
 	}
 	fputc('}', f);
+}
+
+/* The attempts' spans after the run's: the first ones, then the last. */
+static void
+put_attempts(FILE *f)
+{
+	long k, kept = tr.nlater < LAST_SPANS ? tr.nlater : LAST_SPANS;
+	long at;
+
+	if (tr.nspans > 0) {	/* fwrite: %.*s would cut 2 GiB short */
+		fputc(',', f);
+		(void)fwrite(tr.spans_text, 1, tr.spans_len, f);
+	}
+	for (k = tr.nlater - kept; k < tr.nlater; k++) {
+		at = k % LAST_SPANS;
+		fputc(',', f);
+		(void)fwrite(tr.last[at], 1, tr.last_len[at], f);
+		free(tr.last[at]);
+		tr.last[at] = NULL;
+	}
 }
 
 /* The whole line, appended to FILE in one write(2) (outfile.c). */
@@ -512,7 +593,7 @@ write_line(const struct event *ev)
 	int bad, fd;
 
 	/* A failed fputs() (no memory) would leave a span cut short. */
-	bad = ferror(tr.spans) || ferror(tr.events);
+	bad = tr.broken || ferror(tr.spans) || ferror(tr.events);
 	bad |= fclose(tr.spans) == EOF;
 	bad |= fclose(tr.events) == EOF;
 	if (bad || (f = open_memstream(&line, &len)) == NULL) {
@@ -521,10 +602,7 @@ write_line(const struct event *ev)
 	}
 	put_resource(f, ev->policy);
 	put_run(f, ev);
-	if (tr.nspans > 0) {
-		fputc(',', f);
-		(void)fwrite(tr.spans_text, 1, tr.spans_len, f);  /* ferror() */
-	}
+	put_attempts(f);
 	fputs("]}]}]}\n", f);
 	bad = ferror(f);	/* before fclose(): | does not order them */
 	if (bad | (fclose(f) == EOF))

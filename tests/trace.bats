@@ -159,3 +159,15 @@ attempt 00-$PARENT_TRACE-$(awk '$6 == "2" { print $3 }' spans)-00 vendor=x" ]
 	run -3 "$RETRY" -q --trace fifo -n 1 sh -c 'exit 3'
 	[ "$output" = "retry: --trace 'fifo': No such device or address" ]
 }
+
+@test "--trace: a long run's line stays short: the first and last 64 attempts' spans, the first 128 events, the rest counted" {
+	run -1 "$RETRY" -q --trace f -n 200 -b 1ms -c 1ms -j none false
+	[ "$(wc -c <f)" -lt 200000 ]
+	otlp f >spans
+	awk '$5 == "attempt" { print $6 }' spans >numbers
+	[ "$(wc -l <numbers)" -eq 128 ]
+	[ "$(sed -n '1p;64p;65p;128p' numbers | tr '\n' ' ')" = "1 64 137 200 " ]
+	grep -q '{"key":"retry.attempt_spans_dropped","value":{"intValue":"72"}}' f
+	[ "$(grep -o '"name":"retry.wait"' f | wc -l)" -eq 128 ]
+	grep -q '"droppedEventsCount":71' f
+}

@@ -119,7 +119,8 @@ lines.forEach((text, i) => {
       if (name !== `attempt ${a['retry.attempt']}`) fail(n, `${name}: retry.attempt ${a['retry.attempt']}`);
       const failed = s.status != null && s.status.code === 2;
       if (failed !== (a['error.type'] !== undefined)) fail(n, `${name}: status and error.type disagree`);
-    } else if (Number(run.attributes.length === 0 ? -1 : a['retry.attempts']) !== spans.length - 1) {
+    } else if (Number(a['retry.attempts']) !== spans.length - 1 +
+        Number(a['retry.attempt_spans_dropped'] ?? 0)) {
       fail(n, `run: retry.attempts ${a['retry.attempts']} for ${spans.length - 1} attempt spans`);
     }
     const facts = s === run ? `outcome=${a['retry.outcome']} status=${s.status && s.status.code ? s.status.code : 'unset'}` :
