@@ -45,7 +45,10 @@ notify_address(const char *name, const char **why)
 		    "neither an absolute path nor an abstract @name";
 		return -1;
 	}
-	if (len < 2 || len >= sizeof(addr.sun_path)) {
+	/* A path ends in a NUL within sun_path, as systemd's do; an
+	 * abstract name's length is told, and may fill it. */
+	if (len < 2 || len > sizeof(addr.sun_path) ||
+	    (name[0] == '/' && len == sizeof(addr.sun_path))) {
 		*why = len < 2 ? "no name" : "too long for a socket's address";
 		return -1;
 	}

@@ -91,7 +91,6 @@ STATUS=attempt 2 succeeded"
 	between $((t1 - t0)) 0 2000
 	[ "$(grep -c '^retry: NOTIFY_SOCKET: no more statuses: Connection refused$' <<<"$stderr")" -eq 1 ]
 	grep -q '^STATUS=attempt 2/4 running$' statuses
-	run ! grep -q 'attempt 3/4' statuses
 
 	NOTIFY_SOCKET=$PWD/nothing-here run --separate-stderr -1 "$RETRY" -v \
 	    -n 2 -b 10ms false
@@ -168,4 +167,14 @@ own
 	[ "$stderr" = "retry: attempt 1/1 failed with exit 1; giving up: no attempts left" ]
 	JOURNAL_STREAM=junk run --separate-stderr -125 "$RETRY" -n x true
 	[ "${stderr:0:7}" = "retry: " ]
+	# Near misses of the right device and inode.
+	: >>log
+	d=$(stat -c %d log) i=$(stat -c %i log)
+	for v in "$d:" ":$i" "-$d:$i" "$d:${i}x" "$d:$i:" " $d:$i" "$d:+$i" "$d"; do
+		: >log
+		JOURNAL_STREAM=$v "$RETRY" -n x true 2>>log || true
+		[ "$(cut -c1-7 log)" = "retry: " ]
+	done
+	JOURNAL_STREAM=$d:$i "$RETRY" -n x true 2>>log || true
+	[ "$(tail -n 1 log | cut -c1-10)" = "<3>retry: " ]
 }
