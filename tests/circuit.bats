@@ -657,7 +657,7 @@ field_of() {
 	[ "$(rec hl state)" = open ]
 	[ "$(rec hl openings)" = 2 ]
 	[ "$(rec hl probe)" = 0 ]
-	! grep -q '^probe-group' "$RETRY_STATE_DIR/hl"
+	! grep -q '^probe-group' "$RETRY_STATE_DIR/hl" || false
 }
 
 @test "the cool-down doubles per opening in a row, up to --cap" {
@@ -1167,7 +1167,7 @@ retry: circuit r is closed again"
 	run -0 --separate-stderr "$RETRY" -n 1 --circuit kept true
 	[ "$stderr" = "" ]
 	[ "$(sed -n 3p state/kept)" = "failures 0" ]
-	! grep -qE '^(share|firsts|trip|marks) ' state/kept
+	! grep -qE '^(share|firsts|trip|marks) ' state/kept || false
 	run -1 --separate-stderr "$RETRY" -n 1 --circuit old --trip 30%/10 \
 	    --budget 20%/1m false
 	[ "$stderr" = "retry: attempt 1/1 failed with exit 1; giving up: no attempts left" ]

@@ -134,7 +134,7 @@ derived() {
 	[[ $outer =~ $UUID4 ]]
 	# Three different keys for three orders, none the outer one.
 	[ "$(awk '$1 ~ /^order-/ { print $2 }' keys | sort -u | wc -l)" -eq 3 ]
-	! grep -q "^order-[0-9] $outer$" keys
+	! grep -q "^order-[0-9] $outer$" keys || false
 	# The same in both outer attempts.
 	[ "$(grep -c '^order-1 ' keys)" -eq 2 ]
 	[ "$(awk '$1 == "order-1" { print $2 }' keys | sort -u | wc -l)" -eq 1 ]

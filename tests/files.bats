@@ -53,8 +53,8 @@ changes() {
 	need_strace
 	strace -f -e trace=getrandom,openat -o trace "$RETRY" -n 1 -- true
 	cat trace
-	! grep -q /dev/urandom trace
-	! grep -q /dev/tty trace
+	! grep -q /dev/urandom trace || false
+	! grep -q /dev/tty trace || false
 	# glibc's malloc draws its own 8 bytes (GRND_NONBLOCK); retry's one
 	# call is the rest: the seed, the key, the nonce, the CI tokens', the
 	# run's ID and its trace's IDs (--trace).
@@ -190,7 +190,7 @@ killable() {
 	done
 	sleep 0.2
 	# No attempt still running.
-	! pgrep -f "sleep 5.$MARK"
+	! pgrep -f "sleep 5.$MARK" || false
 	# Nothing in TMPDIR but the private directory; no temporary report.
 	[ "$(ls -A "$TMPDIR")" = "retry-$(id -u)" ]
 	[ -z "$(ls rep | grep -v '^r[0-9]*\.json$')" ]

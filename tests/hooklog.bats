@@ -108,7 +108,7 @@ attempt 3" ]
 	[ "$other" != "$id" ]
 	# Not in the metrics: a label per run would be a new series per run.
 	run -0 --separate-stderr "$RETRY" --metrics m.prom true
-	! grep -q run_id m.prom
+	! grep -q run_id m.prom || false
 }
 
 @test "RETRY_DURATION: seconds since the run began, three decimals, as RETRY_ELAPSED; the end hook's is the whole run's" {

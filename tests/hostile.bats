@@ -39,7 +39,7 @@ stubborn='trap "" TERM; echo started >>"$0"; while :; do sleep 0.01; done'
 		sh -c "trap \"\" TERM; while :; do sleep 0.01; done" & echo $! >>"$0"
 		sleep 0.01 & echo $! >>"$0"; wait' "$pids"
 	for pid in $(cat "$pids"); do
-		! alive "$pid"
+		! alive "$pid" || false
 	done
 }
 

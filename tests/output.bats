@@ -144,11 +144,11 @@ retry: attempt 3/3 failed with exit 1; giving up: no attempts left" ]
 	grep -qxF "$line" err
 	# Not for nothing written, /dev/null, -O, -q, or a terminal.
 	"$RETRY" -n 2 -b 10ms -j none sh -c 'exit 1' 2>err | cat
-	! grep -q 'standard output' err
+	! grep -q 'standard output' err || false
 	"$RETRY" -n 2 -b 10ms -j none sh -c "$script" >/dev/null 2>err || true
-	! grep -q 'standard output' err
+	! grep -q 'standard output' err || false
 	"$RETRY" -O -n 2 -b 10ms -j none sh -c "$script" 2>err | cat >/dev/null
-	! grep -q 'standard output' err
+	! grep -q 'standard output' err || false
 	"$RETRY" -q -n 2 -b 10ms -j none sh -c "$script" 2>err | cat >/dev/null
 	[ "$(cat err)" = "out 1
 out 2" ]
@@ -174,7 +174,7 @@ out 2" ]
 	    wait "$!"; } >>log 2>err 3>&- || true
 	cat err
 	[ "$(cat log)" = "another writer" ]
-	! grep -q 'standard output' err
+	! grep -q 'standard output' err || false
 }
 
 # ---- Matched output, and a reader that has gone --------------------------------

@@ -142,9 +142,9 @@ POST /a/1?rid=x 18
 			[ "$(grep '^export PING=' <<<"$text")" = "export PING='curl -fsS -m 10 --retry 3 -o /dev/null'" ]
 		fi
 		# Each hook is $PING ... or "$end", itself $PING ...
-		! grep -E -- "--on-[a-z]+ +'[^\$]" <<<"$text"
-		! grep -E -- "--on-[a-z]+ +\"[^\$]" <<<"$text"
-		! grep -E "^end='[^\$]" <<<"$text"
+		! grep -E -- "--on-[a-z]+ +'[^\$]" <<<"$text" || false
+		! grep -E -- "--on-[a-z]+ +\"[^\$]" <<<"$text" || false
+		! grep -E "^end='[^\$]" <<<"$text" || false
 	done
 }
 

@@ -177,7 +177,7 @@ retry: attempt 3/5 failed with exit 1; next in 0.040s" ]
 	[ "$(cat counts)" = "8
 8
 8" ]
-	! grep -q 'deleted' fds
+	! grep -q 'deleted' fds || false
 	[ "$(tmp_files)" = "" ]
 	[ "$(cat err)" = "retry: attempt 1/3 failed with exit 1; next in 0.010s
 retry: attempt 2/3 failed with exit 1; next in 0.020s

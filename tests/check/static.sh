@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 # make check-static: cppcheck and clang-tidy on the C sources and the tests'
-# C helpers, shellcheck on the project's scripts; any finding fails, so the
-# analysers' warnings are read when they appear, not in a heap later.
+# C helpers, shellcheck on the project's scripts, and negations in bats
+# that cannot fail; any finding fails, so the analysers' warnings are read
+# when they appear, not in a heap later.
 set -eu
 cd "$(dirname "$0")/../.."
 helpers=$(for p in $TESTPROGS; do echo "$p.c"; done)
@@ -28,3 +29,12 @@ clang-tidy --quiet --warnings-as-errors='*' -checks="$checks" \
 # The completions are checked by the suite.
 echo "shellcheck"
 shellcheck -S warning $SCRIPTS
+
+# In a bats test, "! cmd" that is not the test's last command never fails
+# it (bats' set -e passes over a negated command): write "run ! cmd", or
+# "! cmd || false" where $output must stay.
+echo "bats negations"
+if grep -n '^[[:space:]]*! ' tests/*.bats | grep -v -e '|| false$' -e '\\$'; then
+	echo "static.sh: the lines above can never fail their test: end each with '|| false', or use 'run !'" >&2
+	exit 1
+fi
