@@ -87,10 +87,12 @@ struct step_file {
 	int		 fd;		/* the attempts' file, open, or -1 */
 };
 enum { STEP_OUTPUT, STEP_ENV, NSTEP };
-static struct step_file	 step[NSTEP] = {
-	[STEP_OUTPUT] = { .name = "GITHUB_OUTPUT", .fd = -1 },
-	[STEP_ENV] = { .name = "GITHUB_ENV", .fd = -1 },
-};
+/*
+ * Zero until ci_start() names them: an initializer would put these 24 KB
+ * in .data, and its pointers would have the dynamic linker write (and so
+ * fault in) two of their pages at every start, --ci or not.
+ */
+static struct step_file	 step[NSTEP];
 static int		 separating;	/* the attempts have files of their own */
 
 /*
@@ -195,6 +197,10 @@ separate_step_files(void)
 int
 ci_start(const struct policy *p)
 {
+	step[STEP_OUTPUT].name = "GITHUB_OUTPUT";
+	step[STEP_OUTPUT].fd = -1;
+	step[STEP_ENV].name = "GITHUB_ENV";
+	step[STEP_ENV].fd = -1;
 	if (p->ci == CI_GITHUB)
 		separate_step_files();
 	if (p->ci == CI_NONE || under_outer_retry())
