@@ -92,7 +92,9 @@ int	 close_stdout(void);			/* 0, or 125 said */
  * and scratch files in $TMPDIR.
  */
 int		 fd_keep(int);
+int		 fd_keep_cloexec(int);
 int		 new_pipe(int [2]);
+int		 new_pipe_nonblocking(int [2]);
 int		 nonblocking(int);
 int		 open_dir(int, const char *, int, int *);
 int		 write_all(int, const char *, size_t);

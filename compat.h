@@ -60,6 +60,14 @@
 #define HAVE_REG_STARTEND	1
 #endif
 
+/*
+ * pipe2(2) with O_CLOEXEC and O_NONBLOCK: glibc 2.9, musl, FreeBSD 10 (in
+ * POSIX only since 2024).  Elsewhere pipe(2) and fcntl(2).
+ */
+#if defined(__linux__) || defined(__FreeBSD__)
+#define HAVE_PIPE2	1
+#endif
+
 /* clock_nanosleep(2) (POSIX, with _POSIX_CLOCK_SELECTION): not on macOS. */
 #if !defined(__APPLE__)
 #define HAVE_CLOCK_NANOSLEEP	1

@@ -274,7 +274,7 @@ open_private_dir(char *path, size_t size, const char **why)
 	else if ((st.st_mode & 077) != 0)
 		*why = "open to other users (not mode 0700)";
 	else
-		return fd_keep(fd);
+		return fd_keep_cloexec(fd);	/* open_dir() opened it so */
 	if (close(fd) == -1)
 		*why = strerror(errno);
 	(void)snprintf(said, sizeof(said), "%s: %s", path, *why);

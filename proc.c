@@ -160,8 +160,7 @@ proc_init(struct relay *r, int64_t run_deadline)
 	deadline = run_deadline;
 	find_terminal();
 	/* Above stdio, so that a closed stdin or stdout cannot take it. */
-	if (new_pipe(wake) == -1 || nonblocking(wake[0]) == -1 ||
-	    nonblocking(wake[1]) == -1 ||
+	if (new_pipe_nonblocking(wake) == -1 ||
 	    sp_open(wake, handled, NFORWARDED, run_deadline) == -1)
 		fatal("self-pipe");
 	catch_signals();
