@@ -67,9 +67,7 @@ struct relay {
 	struct matcher	 m_on, m_stop;	/* the same, and how to go faster */
 	int		 on_hit, stop_hit;
 	int		 hint_watch;	/* --hint-from-stderr */
-	char		 hint[HINT_KEPT];	/* the attempt's last status line
-					   and hint headers after it */
-	size_t		 hint_len;
+	size_t		 hint_len;	/* in hint, below */
 	int		 hint_status;	/* hint begins with a status line */
 
 	int		 rewind;	/* stdin is a regular file */
@@ -124,6 +122,8 @@ struct relay {
 	 * nothing touches none of their pages (each first touch is a page
 	 * fault), one that relays only some, only those.
 	 */
+	char		 hint[HINT_KEPT];	/* the attempt's last status line
+					   and hint headers after it */
 	char		 chunk[CHUNK];
 	char		 feed[CHUNK];
 	char		 outbuf[CHUNK], errbuf[CHUNK];
