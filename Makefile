@@ -66,7 +66,8 @@ TESTPROGS = tests/helpers/ptyrun tests/helpers/clock-now \
 	tests/helpers/hold-lock tests/helpers/rename-race \
 	tests/helpers/slow-proxy tests/helpers/breaker-test \
 	tests/helpers/http-answer tests/helpers/hint-parse \
-	tests/helpers/ping-server tests/helpers/notify-listen
+	tests/helpers/ping-server tests/helpers/notify-listen \
+	tests/helpers/attempt-probe
 
 # One rule for them all (bmake has no pattern rules of this kind): each
 # is its one source file.
