@@ -66,7 +66,8 @@ TESTPROGS = tests/helpers/ptyrun tests/helpers/clock-now \
 	tests/helpers/hold-lock tests/helpers/rename-race \
 	tests/helpers/slow-proxy tests/helpers/breaker-test \
 	tests/helpers/http-answer tests/helpers/hint-parse \
-	tests/helpers/ping-server tests/helpers/notify-listen
+	tests/helpers/ping-server tests/helpers/notify-listen \
+	tests/helpers/attempt-probe
 
 # One rule for them all (bmake has no pattern rules of this kind): each
 # is its one source file.
@@ -120,11 +121,13 @@ check-release: $(TESTPROGS) ; @$(CHECKENV) VERSION='$(VERSION)' \
 # bench/ (bench/RESULTS.md); QUICK=1, a short run whose results go to
 # $$TMPDIR.  Its helpers are compiled as retry is.
 BENCH_ONE = bench/stamp bench/floor bench/linematch
-BENCH_TWO = bench/spawn bench/latency bench/herd bench/crowd bench/oversleep
+BENCH_TWO = bench/spawn bench/latency bench/herd bench/crowd bench/oversleep \
+	bench/grow
 BENCH_HELPERS = $(BENCH_ONE) $(BENCH_TWO)
 # make static: ./retry-static, musl's or glibc's (see its script).
 static: ; @$(CHECKENV) sh tests/check/build-static.sh
-bench: retry static tests/helpers/ptyrun $(BENCH_HELPERS)
+bench: retry static tests/helpers/ptyrun tests/helpers/attempt-probe \
+	$(BENCH_HELPERS)
 	QUICK=$(QUICK) sh bench/run.sh
 bench-helpers: $(BENCH_HELPERS)
 $(BENCH_ONE): $(BENCH_ONE:=.c) compat.h

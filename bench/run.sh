@@ -20,6 +20,9 @@ if [ "${QUICK:-0}" = 1 ]; then
 	tp_bytes=67108864 tp_rounds=3 crowd=50 crowd_rounds=2
 	pipe_bytes=8388608 pipe_rounds=3
 	wake_20ms=1 wake_2s=3 wake_10s=1 start_rounds=30
+	grow_attempts='1 10 100' grow_rss=100 grow_crowds='1 10 20'
+	grow_stdin='1024 1048576 16777216' grow_lines='1 1000 100000'
+	grow_rounds=1
 else
 	mode=full
 	out=${BENCH_OUT:-$bench}
@@ -28,6 +31,10 @@ else
 	tp_bytes=1073741824 tp_rounds=7 crowd=200 crowd_rounds=7
 	pipe_bytes=268435456 pipe_rounds=21
 	wake_20ms=4 wake_2s=20 wake_10s=20 start_rounds=400
+	grow_attempts='1 10 100 1000 10000' grow_rss=10000
+	grow_crowds='1 10 50 200'
+	grow_stdin='1024 1048576 67108864 1073741824'
+	grow_lines='1 1000 100000 10000000' grow_rounds=3
 fi
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/retry-bench.XXXXXX")
@@ -78,7 +85,7 @@ stats() {
 }
 
 # The C helpers, when make has not built them (sh bench/run.sh alone).
-for h in stamp spawn latency herd floor crowd linematch oversleep; do
+for h in stamp spawn latency herd floor crowd linematch oversleep grow; do
 	src=$bench/$h.c
 	extra=$bench/common.c
 	case $h in stamp | floor | linematch) extra= ;; esac
@@ -404,10 +411,10 @@ awk -f "$bench/svg.awk" -v title="The herd: $herd retry processes whose first at
 
 # --- conditions of the sections below ---------------------------------------
 
-# Sections 6 to 9 and 11 run in the order 8, 6, 11, 9, 7: the sleeps first, on
-# a machine that nothing of the bench has loaded yet, and last the crowd of
-# section 7, whose hundreds of processes lift the load average for a
-# minute after they are gone.
+# Sections 6 to 10 and 13 run in the order 8, 6, 10, 9, 13, 7: the sleeps
+# first, on a machine that nothing of the bench has loaded yet, and last
+# the crowd of section 7, whose hundreds of processes lift the load
+# average for a minute after they are gone.
 # --- 8. sleep accuracy (issue 10) ---------------------------------------------
 say "8. sleep accuracy at 20 ms, 2 s and 10 s"
 wake_load0=$(loadavg)
@@ -650,6 +657,294 @@ if [ "$mode" = full ] && git -C "$top" cat-file -e "$v03^{commit}" 2>/dev/null &
 else
 	note "9. start-up against 0.3.0 is measured in the full mode, in a clone that has its commit $v03: skipped."
 fi
+
+# --- 13. growth with the work (issue 35) ----------------------------------------
+# How retry's costs grow with the work: attempts, attempts that print, runs
+# on one circuit, stdin, lines of output.  Each part states its conditions;
+# its tables go to RESULTS.md after sections 11 and 12 (bench/store.sh and
+# bench/herd-rules.sh write those).
+say "13. growth: attempts $grow_attempts; $grow_rss that print; crowds of $grow_crowds; stdin $grow_stdin bytes; $grow_lines lines"
+probe=$top/tests/helpers/attempt-probe
+if [ ! -x "$probe" ] ||
+    [ -n "$(find "$probe.c" -newer "$probe" 2>/dev/null)" ]; then
+	say "building tests/helpers/attempt-probe"
+	${CC:-cc} -std=c99 -O2 -o "$probe" "$probe.c"
+fi
+gtmp=$(fstype "${TMPDIR:-/tmp}")
+g=$work/grow.txt
+: >"$g"
+# gtime KEY ROUND [-i INPUT] CMD [ARG ...]: a line "KEY ROUND wall_ns cpu_ns
+# maxrss_kb status" in $g, from bench/grow time (wait4's rusage).
+gtime() {
+	k=$1 r=$2
+	shift 2
+	printf '%s %s %s\n' "$k" "$r" "$("$bench/grow" time "$@")" >>"$g"
+}
+# gmed KEY FIELD: the median over the rounds of a field of $g (3: wall ns,
+# 4: CPU ns, 5: maxrss kB).
+gmed() {
+	awk -v k="$1" -v f="$2" '$1 == k { print $f }' "$g" | sort -n | awk '
+	    { a[NR] = $1 }
+	    END {
+		if (NR == 0)
+			print 0
+		else if (NR % 2)
+			print a[(NR + 1) / 2]
+		else
+			print (a[NR / 2] + a[NR / 2 + 1]) / 2
+	    }'
+}
+# gcond LOAD0: the conditions of a part, said under its table.
+gcond() {
+	printf 'Conditions: TMPDIR on %s; no terminal (stdio on /dev/null or pipes); load average %s at the start, %s at the end; %s round(s), the median.\n' \
+	    "$gtmp" "$1" "$(loadavg)" "$grow_rounds"
+}
+# The attempts of the stdin and output parts: each reads its stdin to the
+# end, or writes N lines (bench/grow lines), then writes its parent's
+# (retry's) VmHWM to a file.
+cat >"$work/sink" <<'SINK'
+#!/bin/sh
+cat >/dev/null
+exec awk '/^VmHWM/ { print $2 }' "/proc/$PPID/status" >"$1"
+SINK
+cat >"$work/talk" <<'TALK'
+#!/bin/sh
+"$1" lines "$2"
+exec awk '/^VmHWM/ { print $2 }' "/proc/$PPID/status" >"$3"
+TALK
+chmod +x "$work/sink" "$work/talk"
+quick_b='-b 0.000001 -c 0.000001 -j none'
+
+# 13a. N attempts of false, no delay to speak of (1 ns: -b 0 is refused),
+# against bench/grow loop N false: the same processes without retry.
+g_load0=$(loadavg)
+r=0
+while [ "$r" -lt "$grow_rounds" ]; do
+	for n in $grow_attempts; do
+		if [ $((r % 2)) = 0 ]; then
+			# shellcheck disable=SC2086
+			gtime "att_r$n" "$r" "$retry" -q -n "$n" $quick_b false
+			gtime "att_f$n" "$r" "$bench/grow" loop "$n" false
+		else
+			gtime "att_f$n" "$r" "$bench/grow" loop "$n" false
+			# shellcheck disable=SC2086
+			gtime "att_r$n" "$r" "$retry" -q -n "$n" $quick_b false
+		fi
+	done
+	r=$((r + 1))
+done
+{
+	echo "| attempts | retry: wall / CPU per attempt | floor: wall / CPU per attempt | retry − floor per attempt: wall / CPU | peak RSS (wait4: retry or an attempt) |"
+	echo "|---:|---:|---:|---:|---:|"
+	for n in $grow_attempts; do
+		awk -v n="$n" -v rw="$(gmed "att_r$n" 3)" -v rc="$(gmed "att_r$n" 4)" \
+		    -v fw="$(gmed "att_f$n" 3)" -v fc="$(gmed "att_f$n" 4)" \
+		    -v rss="$(gmed "att_r$n" 5)" 'BEGIN {
+			printf "| %d | %.0f / %.0f µs | %.0f / %.0f µs | %.0f / %.0f µs | %d kB |\n",
+			    n, rw / n / 1e3, rc / n / 1e3, fw / n / 1e3, fc / n / 1e3,
+			    (rw - fw) / n / 1e3, (rc - fc) / n / 1e3, rss }'
+	done
+	echo
+	gcond "$g_load0"
+} >"$work/g_att.md"
+n1=$(echo "$grow_attempts" | awk '{ print $1 }')
+nmax=$(echo "$grow_attempts" | awk '{ print $NF }')
+g_att_marginal=$(awk -v a="$n1" -v b="$nmax" -v r1="$(gmed "att_r$n1" 3)" \
+    -v rb="$(gmed "att_r$nmax" 3)" -v f1="$(gmed "att_f$n1" 3)" \
+    -v fb="$(gmed "att_f$nmax" 3)" 'BEGIN {
+	printf "Each attempt added from %d to %d costs retry %.0f µs of wall time and the floor %.0f µs: %.0f µs of retry'"'"'s own per attempt (start-up, paid once, is what makes 1 attempt dearer).", a, b, (rb - r1) / (b - a) / 1e3, (fb - f1) / (b - a) / 1e3, ((rb - r1) - (fb - f1)) / (b - a) / 1e3 }')
+
+# 13b. retry's memory over many attempts that print 1 KiB each: VmHWM and
+# VmRSS read from /proc by the attempts marked (tests/helpers/attempt-probe),
+# plain, with -O (each attempt held, then released to stderr) and with
+# --on-output (every line read by retry).
+g_load0=$(loadavg)
+marks=$(awk -v n="$grow_rss" 'BEGIN { for (m = 1; m < n; m *= 10) printf "%d,", m; print n }')
+for v in plain O M; do
+	case $v in
+	plain) set -- ;;
+	O) set -- -O ;;
+	M) set -- --on-output 'timed out' ;;
+	esac
+	rm -f "$work/rss.$v"
+	# shellcheck disable=SC2086
+	"$retry" -q -n "$grow_rss" $quick_b "$@" -- "$probe" 1024 "$work/rss.$v" \
+	    "$marks" </dev/null >/dev/null 2>&1 || true
+done
+{
+	echo "| attempt | plain: VmHWM / VmRSS | \`-O\`: VmHWM / VmRSS | \`--on-output 'timed out'\`: VmHWM / VmRSS |"
+	echo "|---:|---:|---:|---:|"
+	awk 'FILENAME ~ /plain$/ { p[$1] = $3 " / " $4 " kB"; at[$1] = 1 }
+	    FILENAME ~ /O$/ { o[$1] = $3 " / " $4 " kB"; at[$1] = 1 }
+	    FILENAME ~ /M$/ { m[$1] = $3 " / " $4 " kB"; at[$1] = 1 }
+	    END { for (a in at) print a, "| " p[a] " | " o[a] " | " m[a] " |" }' \
+	    "$work/rss.plain" "$work/rss.O" "$work/rss.M" | sort -n |
+	    sed 's/^\([0-9]*\) /| \1 /'
+	echo
+	printf 'Conditions: TMPDIR on %s; no terminal; load average %s at the start, %s at the end; one run each.\n' \
+	    "$gtmp" "$g_load0" "$(loadavg)"
+} >"$work/g_rss.md"
+
+# 13c. 1 to 200 runs at once on one --circuit (bench/crowd): the record in
+# the state directory, in Redis on a Unix socket when redis-server is
+# here, and no circuit.  Each run: 5 attempts that fail, 1 ms apart.
+g_load0=$(loadavg)
+mkdir "$work/gstate"
+gredis='' gsock=''
+grow_cleanup() {
+	[ -z "$gredis" ] || kill -TERM "$gredis" 2>/dev/null || true
+	rm -rf "$work" "$gsock"
+	[ "$disk" = "$work" ] || rm -rf "$disk"
+}
+trap grow_cleanup EXIT
+if command -v redis-server >/dev/null 2>&1 &&
+    command -v redis-cli >/dev/null 2>&1; then
+	# The socket's path must be short: /tmp, not a deep $TMPDIR.
+	gsock=$(mktemp -d /tmp/retry-grow.XXXXXX)
+	redis-server --port 0 --unixsocket "$gsock/sock" --unixsocketperm 700 \
+	    --save '' --appendonly no --dir "$gsock" --logfile "$gsock/log" \
+	    --daemonize no &
+	gredis=$!
+	k=0
+	until redis-cli -s "$gsock/sock" ping >/dev/null 2>&1; do
+		k=$((k + 1))
+		if [ "$k" -gt 100 ]; then
+			note "13. redis-server did not start: its column is skipped."
+			kill -TERM "$gredis" 2>/dev/null || true
+			gredis=
+			break
+		fi
+		sleep 0.05
+	done
+else
+	note "13. redis-server or redis-cli is not installed: the Redis column is skipped."
+fi
+copts='-n 5 -b 1ms -c 1ms -j none'
+for k in $grow_crowds; do
+	# shellcheck disable=SC2086
+	set -- "$retry" $copts --trip 1000000 --circuit growth -- false \
+	    :: "$retry" $copts -- false
+	if [ -n "$gredis" ]; then
+		# shellcheck disable=SC2086
+		set -- "$@" :: "$retry" $copts --trip 1000000 --circuit growth \
+		    --store "redis+unix://$gsock/sock" -- false
+	fi
+	RETRY_STATE_DIR=$work/gstate "$bench/crowd" -n "$k" -r "$grow_rounds" \
+	    "$@" >"$work/gcrowd.$k"
+done
+if [ -n "$gredis" ]; then
+	kill -TERM "$gredis" 2>/dev/null || true
+	wait "$gredis" 2>/dev/null || true
+	gredis=
+fi
+{
+	echo "| runs at once | time per run (crowd ÷ runs): state directory / Redis / no circuit | per attempt: state directory / Redis / no circuit | the circuit's cost per attempt (with − without): state directory / Redis | runs that exited 0 (none should) |"
+	echo "|---:|---:|---:|---:|---:|"
+	for k in $grow_crowds; do
+		sort -n -k 3 "$work/gcrowd.$k" | awk -v k="$k" '
+		    { t[$2, ++n[$2]] = $3; bad += ($4 < k) ? k - $4 : 0 }
+		    function med(i,   m) {
+			m = n[i]
+			if (m == 0)
+				return -1
+			return m % 2 ? t[i, (m + 1) / 2] : (t[i, m / 2] + t[i, m / 2 + 1]) / 2
+		    }
+		    function cell(ns, div) {
+			return ns < 0 ? "–" : sprintf("%.0f", ns / div / 1e3)
+		    }
+		    function diff(a, b) {
+			return a < 0 ? "–" : sprintf("%.0f", (a - b) / (5 * k) / 1e3)
+		    }
+		    END {
+			f = med(0); w = med(1); r = med(2)
+			printf "| %d | %s / %s / %s µs | %s / %s / %s µs | %s / %s µs | %d |\n",
+			    k, cell(f, k), cell(r, k), cell(w, k),
+			    cell(f, 5 * k), cell(r, 5 * k), cell(w, 5 * k),
+			    diff(f, w), diff(r, w), bad }'
+	done
+	echo
+	printf 'Conditions: the record (RETRY_STATE_DIR) on %s; Redis %s; no terminal; load average %s at the start, %s at the end; %s crowd(s) of each, the median.\n' \
+	    "$(fstype "$work/gstate")" \
+	    "$([ -n "$gsock" ] && echo "$(redis-server --version | cut -d' ' -f1-3), on a Unix socket, no persistence" || echo 'not installed')" \
+	    "$g_load0" "$(loadavg)" "$grow_rounds"
+} >"$work/g_crowd.md"
+
+# 13d. stdin of 1 KiB to 1 GiB, with and without -I, against the same
+# pipeline without retry.
+g_load0=$(loadavg)
+for s in $grow_stdin; do
+	r=0
+	while [ "$r" -lt "$grow_rounds" ]; do
+		# shellcheck disable=SC2016
+		gtime "in_p$s" "$r" sh -c 'head -c "$1" /dev/zero |
+		    "$2" -n 2 -b 1ms -j none "$3" "$4"' sh "$s" "$retry" \
+		    "$work/sink" "$work/hwm.in_p$s"
+		# shellcheck disable=SC2016
+		gtime "in_I$s" "$r" sh -c 'head -c "$1" /dev/zero |
+		    "$2" -I -n 2 -b 1ms -j none "$3" "$4"' sh "$s" "$retry" \
+		    "$work/sink" "$work/hwm.in_I$s"
+		# shellcheck disable=SC2016
+		gtime "in_f$s" "$r" sh -c 'head -c "$1" /dev/zero | "$2" "$3"' \
+		    sh "$s" "$work/sink" "$work/hwm.in_f"
+		r=$((r + 1))
+	done
+done
+{
+	echo "| stdin | retry: time, ns per byte, VmHWM | \`retry -I\`: time, ns per byte, VmHWM | without retry: time, ns per byte |"
+	echo "|---:|---:|---:|---:|"
+	for s in $grow_stdin; do
+		awk -v s="$s" -v p="$(gmed "in_p$s" 3)" -v i="$(gmed "in_I$s" 3)" \
+		    -v f="$(gmed "in_f$s" 3)" \
+		    -v hp="$(cat "$work/hwm.in_p$s" 2>/dev/null)" \
+		    -v hi="$(cat "$work/hwm.in_I$s" 2>/dev/null)" 'BEGIN {
+			u = s >= 1073741824 ? sprintf("%d GiB", s / 1073741824) : \
+			    s >= 1048576 ? sprintf("%d MiB", s / 1048576) : \
+			    sprintf("%d KiB", s / 1024)
+			printf "| %s | %.1f ms, %.3f, %s kB | %.1f ms, %.3f, %s kB | %.1f ms, %.3f |\n",
+			    u, p / 1e6, p / s, hp, i / 1e6, i / s, hi, f / 1e6, f / s }'
+	done
+	echo
+	gcond "$g_load0"
+} >"$work/g_in.md"
+s1=$(echo "$grow_stdin" | awk '{ print $1 }')
+smax=$(echo "$grow_stdin" | awk '{ print $NF }')
+g_in_marginal=$(awk -v a="$s1" -v b="$smax" \
+    -v p1="$(gmed "in_p$s1" 3)" -v pb="$(gmed "in_p$smax" 3)" \
+    -v i1="$(gmed "in_I$s1" 3)" -v ib="$(gmed "in_I$smax" 3)" \
+    -v f1="$(gmed "in_f$s1" 3)" -v fb="$(gmed "in_f$smax" 3)" 'BEGIN {
+	printf "Each byte added from the smallest size to the largest: retry %.3f ns, `retry -I` %.3f ns, without retry %.3f ns (at the small sizes the time is the start-up of the processes, not the bytes).", (pb - p1) / (b - a), (ib - i1) / (b - a), (fb - f1) / (b - a) }')
+
+# 13e. 1 to 10^7 lines of output read by --on-output, against the same
+# attempt without retry.
+g_load0=$(loadavg)
+for l in $grow_lines; do
+	r=0
+	while [ "$r" -lt "$grow_rounds" ]; do
+		gtime "ln_r$l" "$r" "$retry" -n 2 -b 1ms -j none \
+		    --on-output 'timed out' "$work/talk" "$bench/grow" "$l" \
+		    "$work/hwm.ln$l"
+		gtime "ln_f$l" "$r" "$work/talk" "$bench/grow" "$l" "$work/hwm.lnf"
+		r=$((r + 1))
+	done
+done
+{
+	echo "| lines (64 bytes) | \`retry --on-output 'timed out'\`: time, ns per line, VmHWM | without retry: time, ns per line |"
+	echo "|---:|---:|---:|"
+	for l in $grow_lines; do
+		awk -v l="$l" -v r="$(gmed "ln_r$l" 3)" -v f="$(gmed "ln_f$l" 3)" \
+		    -v h="$(cat "$work/hwm.ln$l" 2>/dev/null)" 'BEGIN {
+			printf "| %d | %.1f ms, %.1f, %s kB | %.1f ms, %.1f |\n",
+			    l, r / 1e6, r / l, h, f / 1e6, f / l }'
+	done
+	echo
+	gcond "$g_load0"
+} >"$work/g_ln.md"
+l1=$(echo "$grow_lines" | awk '{ print $1 }')
+lmax=$(echo "$grow_lines" | awk '{ print $NF }')
+g_ln_marginal=$(awk -v a="$l1" -v b="$lmax" \
+    -v r1="$(gmed "ln_r$l1" 3)" -v rb="$(gmed "ln_r$lmax" 3)" \
+    -v f1="$(gmed "ln_f$l1" 3)" -v fb="$(gmed "ln_f$lmax" 3)" 'BEGIN {
+	printf "Each line added from %d to %d: retry %.1f ns, without retry %.1f ns.", a, b, (rb - r1) / (b - a), (fb - f1) / (b - a) }')
 
 # --- 7. one circuit, many runs (issue 15) --------------------------------------
 say "7. one circuit: $crowd_rounds paired crowds of $crowd runs"
@@ -1165,5 +1460,66 @@ EOF
 sh "$bench/store.sh" "$out/RESULTS.md" >/dev/null || say "bench/store.sh failed"
 BENCH_WHOLE=1 sh "$bench/herd-rules.sh" "$out/RESULTS.md" >/dev/null ||
     say "bench/herd-rules.sh failed"
+# Section 13, after 11 and 12, in place of the one an earlier run wrote.
+g_heading='## 13. Growth with the work (issue 35)'
+{
+	cat <<GROW
+$g_heading
+
+How retry's costs grow with the work, each part against the same work
+without retry.  Times are \`bench/grow time\`'s: CLOCK_MONOTONIC from spawn
+to \`wait4\`, and CPU as user plus system time from \`wait4\`'s rusage, which
+counts the command and all it waited for.  VmHWM and VmRSS are retry's
+own, read from /proc/PID/status by its attempt.
+
+### Attempts
+
+    ./retry -q -n N -b 0.000001 -c 0.000001 -j none false     # 1 ns apart: -b 0 is refused
+    bench/grow loop N false                                   # the floor: the same N processes, no retry
+
+$(cat "$work/g_att.md")
+
+$g_att_marginal
+
+### Memory over $grow_rss attempts that print 1 KiB each
+
+    ./retry -q -n $grow_rss -b 0.000001 -c 0.000001 -j none [-O | --on-output 'timed out'] \\
+        tests/helpers/attempt-probe 1024 FILE $marks           # stdout and stderr on /dev/null
+
+$(cat "$work/g_rss.md")
+
+### Runs at once on one circuit
+
+    bench/crowd -n K -r $grow_rounds ./retry -n 5 -b 1ms -c 1ms -j none --trip 1000000 --circuit growth -- false \\
+        :: ./retry -n 5 -b 1ms -c 1ms -j none -- false \\
+        :: ./retry -n 5 -b 1ms -c 1ms -j none --trip 1000000 --circuit growth --store redis+unix://SOCK -- false
+
+Each attempt reads and writes the circuit's record under its lock twice;
+retry reports no time spent waiting for a lock, so the lock waits are
+inside "the circuit's cost per attempt", and what the crowd adds to them
+is the rise of that cost over the one run alone.
+
+$(cat "$work/g_crowd.md")
+
+### Standard input
+
+    head -c N /dev/zero | ./retry [-I] -n 2 -b 1ms -j none SINK   # SINK: cat >/dev/null, then retry's VmHWM
+    head -c N /dev/zero | SINK                                   # without retry
+
+$(cat "$work/g_in.md")
+
+$g_in_marginal
+
+### Lines of output
+
+    ./retry -n 2 -b 1ms -j none --on-output 'timed out' TALK N    # TALK: bench/grow lines N, then retry's VmHWM
+    TALK N                                                        # without retry; stdout on /dev/null
+
+$(cat "$work/g_ln.md")
+
+$g_ln_marginal
+GROW
+} >"$work/growth.md"
+put_section "$out/RESULTS.md" "$g_heading" "$work/growth.md" "$work/growth.tmp"
 say "done: $out/RESULTS.md and $out/herd.svg"
 [ "$mode" = full ] || cat "$out/RESULTS.md"
