@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * find: the first place of a fixed string in bytes, where memmem(3) would
+ * find it, by a search planned once per string: a memchr(3) skip loop on
+ * its rarest byte, or Horspool's.  Pure: match.c's prefilter; fuzzed.
+ */
+#include "compat.h"	/* first: the feature macros */
+
+#include <stddef.h>
+#include <string.h>
+
+#include "match.h"
+
+/*
+ * From this length on, Horspool's: its shifts, near the length on text
+ * without the string's bytes, outrun stops on a byte that is rare only by
+ * the table.  Not two-way: a literal is at most LITMAX bytes, so
+ * Horspool's worst case (a compare of the length per byte) is bounded by
+ * a constant, and two-way's factorisation buys no guarantee that counts.
+ */
+#define LONGLIT		16
+
+/*
+ * The skip loop gives way to Horspool's when its byte proves common in
+ * this text: after SKIPTRIES false stops that gained fewer than SKIPGAIN
+ * bytes each on average (memchr's call costs about as much as its scan of
+ * that many bytes).
+ */
+#define SKIPTRIES	16
+#define SKIPGAIN	32
+
+/*
+ * How common each byte is in text and logs, as a rank: 255 the most (the
+ * space), 0 the least.  Counted, as grep and ripgrep rank bytes, over this
+ * machine's logs (dpkg, apt, alternatives), Debian's copyright files and
+ * C headers, each kind weighed alike; a byte never seen ranks by its value.
+ */
+static const unsigned char rank[256] = {
+	 68,  67,  66,  65,  64,  63,  62,  61,  60, 217, 243,  59, 132, 191,  58,  57,	/* 00 */
+	 56,  55,  54,  53,  52,  51,  50,  49,  48,  47,  46,  45,  44,  43,  42,  41,	/* 10 */
+	255, 157, 174, 190, 146, 171, 164, 176, 206, 205, 221, 194, 214, 240, 242, 233,	/* 20 */
+	237, 235, 241, 219, 227, 208, 226, 198, 196, 203, 229, 189, 186, 179, 184, 154,	/* 30 */
+	177, 218, 192, 212, 204, 224, 200, 195, 193, 222, 165, 178, 211, 197, 215, 216,	/* 40 */
+	209, 170, 220, 223, 225, 199, 188, 185, 182, 187, 175, 167, 168, 166, 161, 236,	/* 50 */
+	162, 251, 232, 244, 245, 254, 230, 228, 231, 252, 183, 207, 246, 234, 249, 248,	/* 60 */
+	238, 180, 247, 250, 253, 239, 210, 202, 201, 213, 181, 173, 163, 172, 169,  40,	/* 70 */
+	156, 103, 124, 112, 122, 107, 149, 101, 102,  92,  78,  74,  86, 127,  99,  89,	/* 80 */
+	 91, 105, 148, 104, 147,  95,  79,  39, 137, 152,  73, 100, 151, 150,  82, 106,	/* 90 */
+	121, 141, 116, 108, 143, 113,  94, 133, 131, 159,  98, 125,  77, 139, 126,  90,	/* a0 */
+	123, 144, 111, 134, 135, 130, 153,  76, 120,  75, 118, 128, 140, 129, 109, 119,	/* b0 */
+	 38,  37, 155, 158, 136, 145,  88,  36,  81,  87,  35,  80,  34,  33,  93,  85,	/* c0 */
+	142, 115,  32,  31,  30,  29,  28, 114,  97,  96,  27,  26,  25,  24,  23,  22,	/* d0 */
+	138, 110, 160,  21,  72,  84,  71,  70,  69,  83,  20,  19,  18,  17,  16, 117,	/* e0 */
+	 15,  14,  13,  12,  11,  10,   9,   8,   7,   6,   5,   4,   3,   2,   1,   0,	/* f0 */
+};
+
+/* The plan for lit[0, len), 1 <= len <= LITMAX: its rarest byte, shifts. */
+void
+finder_init(struct finder *f, const char *lit, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)lit;
+	size_t i;
+
+	memcpy(f->lit, lit, len);
+	f->len = len;
+	f->rare = 0;
+	for (i = 1; i < len; i++)
+		if (rank[u[i]] < rank[u[f->rare]])
+			f->rare = i;
+	f->skip = len < LONGLIT;
+	for (i = 0; i < 256; i++)
+		f->shift[i] = (unsigned char)len;
+	for (i = 0; i + 1 < len; i++)
+		f->shift[u[i]] = (unsigned char)(len - 1 - i);
+}
+
+/* Horspool's search of s[at, n) for f's string: its first place, or NULL. */
+static const char *
+horspool(const struct finder *f, const char *s, size_t n, size_t at)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned char last = (unsigned char)f->lit[f->len - 1], c;
+
+	while (n - at >= f->len) {
+		c = u[at + f->len - 1];
+		if (c == last && memcmp(s + at, f->lit, f->len - 1) == 0)
+			return s + at;
+		at += f->shift[c];
+	}
+	return NULL;
+}
+
+/*
+ * memchr(3) for the rarest byte where it would stand in each place left,
+ * memcmp(3) there; the places it passes cannot hold the string, so the
+ * first it confirms is the first.
+ */
+static const char *
+skip_loop(const struct finder *f, const char *s, size_t n)
+{
+	const char *hit;
+	size_t at = 0, tries = 0;
+	int b = (unsigned char)f->lit[f->rare];
+
+	while (n - at >= f->len) {
+		hit = memchr(s + at + f->rare, b, n - f->len + 1 - at);
+		if (hit == NULL)
+			return NULL;
+		at = (size_t)(hit - s) - f->rare;
+		if (memcmp(s + at, f->lit, f->len) == 0)
+			return s + at;
+		at++;
+		if (++tries >= SKIPTRIES && at < tries * SKIPGAIN)
+			return horspool(f, s, n, at);
+	}
+	return NULL;
+}
+
+/* The first place of f's string in s[0, n), or NULL: memmem(3)'s answer. */
+const char *
+finder_find(const struct finder *f, const char *s, size_t n)
+{
+	if (n < f->len)
+		return NULL;
+	return f->skip ? skip_loop(f, s, n) : horspool(f, s, n, 0);
+}
