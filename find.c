@@ -12,22 +12,25 @@
 #include "match.h"
 
 /*
- * From this length on, Horspool's: its shifts, near the length on text
- * without the string's bytes, outrun stops on a byte that is rare only by
- * the table.  Not two-way: a literal is at most LITMAX bytes, so
- * Horspool's worst case (a compare of the length per byte) is bounded by
- * a constant, and two-way's factorisation buys no guarantee that counts.
+ * From this length on, Horspool's on pairs of bytes: its shifts, near the
+ * length on text where the string's pairs are rare, outrun stops on a byte
+ * that is rare only by the table.  Not two-way: a literal is at most
+ * LITMAX bytes, so Horspool's worst case (a compare of the length per
+ * byte) is bounded by a constant, and two-way's guarantee buys nothing.
  */
 #define LONGLIT		16
 
 /*
  * The skip loop gives way to Horspool's when its byte proves common in
- * this text: after SKIPTRIES false stops that gained fewer than SKIPGAIN
- * bytes each on average (memchr's call costs about as much as its scan of
- * that many bytes).
+ * this text: after SKIPTRIES stops that gained fewer than SKIPGAIN bytes
+ * of the string's length each on average (a call of memchr(3) and a
+ * memcmp(3) cost about what Horspool's takes to cross that many).
  */
-#define SKIPTRIES	16
-#define SKIPGAIN	32
+#define SKIPTRIES	8
+#define SKIPGAIN	8
+
+/* Horspool's table is indexed by a hash of the window's last two bytes. */
+#define PAIR(a, b)	((((unsigned)(a) << 3) ^ (unsigned)(b)) & 0xff)
 
 /*
  * How common each byte is in text and logs, as a rank: 255 the most (the
@@ -54,12 +57,18 @@ static const unsigned char rank[256] = {
 	 15,  14,  13,  12,  11,  10,   9,   8,   7,   6,   5,   4,   3,   2,   1,   0,	/* f0 */
 };
 
-/* The plan for lit[0, len), 1 <= len <= LITMAX: its rarest byte, shifts. */
+/*
+ * The plan for lit[0, len), 1 <= len <= LITMAX: its rarest byte; for each
+ * pair's hash, where the last pair of the string with that hash ends in
+ * it (shift; 0: none, so no window can end in that pair), and how far to
+ * move a window whose last pair has the hash of the string's last pair,
+ * once that window proves no match (shift1).
+ */
 void
 finder_init(struct finder *f, const char *lit, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)lit;
-	size_t i;
+	size_t i, last;
 
 	memcpy(f->lit, lit, len);
 	f->len = len;
@@ -68,24 +77,37 @@ finder_init(struct finder *f, const char *lit, size_t len)
 		if (rank[u[i]] < rank[u[f->rare]])
 			f->rare = i;
 	f->skip = len < LONGLIT;
-	for (i = 0; i < 256; i++)
-		f->shift[i] = (unsigned char)len;
-	for (i = 0; i + 1 < len; i++)
-		f->shift[u[i]] = (unsigned char)(len - 1 - i);
+	memset(f->shift, 0, sizeof(f->shift));
+	for (i = 1; i + 1 < len; i++)
+		f->shift[PAIR(u[i - 1], u[i])] = (unsigned char)i;
+	last = len > 1 ? PAIR(u[len - 2], u[len - 1]) : 0;
+	f->shift1 = (unsigned char)(len > 1 ? len - 1 - f->shift[last] : 1);
+	if (len > 1)
+		f->shift[last] = (unsigned char)(len - 1);
 }
 
-/* Horspool's search of s[at, n) for f's string: its first place, or NULL. */
+/*
+ * Horspool's search of s[at, n) by the window's last pair, for a string
+ * of 2 bytes or more: its first place, or NULL.  e is the window's end;
+ * a pair that the string does not hold moves it a whole stride, and that
+ * loop waits on no load, so the processor runs ahead through it.
+ */
 static const char *
 horspool(const struct finder *f, const char *s, size_t n, size_t at)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	unsigned char last = (unsigned char)f->lit[f->len - 1], c;
+	size_t m1 = f->len - 1, e = at + m1, i;
 
-	while (n - at >= f->len) {
-		c = u[at + f->len - 1];
-		if (c == last && memcmp(s + at, f->lit, f->len - 1) == 0)
-			return s + at;
-		at += f->shift[c];
+	while (e < n) {
+		while ((i = f->shift[PAIR(u[e - 1], u[e])]) == 0)
+			if ((e += m1) >= n)
+				return NULL;
+		if (i < m1)
+			e += m1 - i;	/* to end where that pair ends */
+		else if (memcmp(s + e - m1, f->lit, m1 + 1) == 0)
+			return s + e - m1;
+		else
+			e += f->shift1;
 	}
 	return NULL;
 }
@@ -110,7 +132,8 @@ skip_loop(const struct finder *f, const char *s, size_t n)
 		if (memcmp(s + at, f->lit, f->len) == 0)
 			return s + at;
 		at++;
-		if (++tries >= SKIPTRIES && at < tries * SKIPGAIN)
+		if (++tries >= SKIPTRIES && f->len > 1 &&
+		    at < tries * SKIPGAIN * f->len)
 			return horspool(f, s, n, at);
 	}
 	return NULL;

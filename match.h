@@ -19,7 +19,8 @@ struct finder {
 	size_t		 len;
 	size_t		 rare;		/* where its rarest byte is */
 	int		 skip;		/* 1: memchr(3) on that byte; 0: Horspool */
-	unsigned char	 shift[256];	/* Horspool's, by the window's last byte */
+	unsigned char	 shift[256];	/* Horspool's, by the window's last pair */
+	unsigned char	 shift1;	/* and past a near miss */
 	char		 lit[LITMAX];
 };
 
