@@ -35,10 +35,10 @@ RETRY_CFLAGS = -std=c99 -Wall -Wextra -Wpedantic
 RETRY_CPPFLAGS = -DVERSION=\"$(VERSION)\"
 
 SRCS = retry.c say.c gate.c outcome.c proc.c msg.c clock.c parse.c \
-	options.c backoff.c relay.c match.c fd.c report.c circuit.c breaker.c \
-	env.c random.c sha256.c url.c redis.c route.c store.c outfile.c path.c \
-	metrics.c hooks.c cron.c spool.c ci.c names.c envfile.c job.c \
-	notify.c trace.c
+	options.c backoff.c relay.c match.c find.c fd.c report.c circuit.c \
+	breaker.c env.c random.c sha256.c url.c redis.c route.c store.c \
+	outfile.c path.c metrics.c hooks.c cron.c spool.c ci.c names.c \
+	envfile.c job.c notify.c trace.c
 HDRS = compat.h common.h shared.h gate.h relay.h match.h circuit.h redis.h route.h store.h
 
 # How every program here is compiled: ours, then the user's flags.
@@ -87,7 +87,7 @@ SCRIPTS = .ci/run tests/run-bats tests/check/* bench/run.sh \
 	tests/helpers/count-runs bench/store.sh bench/herd-rules.sh \
 	bench/downstream.sh bench/lib.sh
 FUZZERS = tests/fuzz/duration tests/fuzz/codes tests/fuzz/options \
-	tests/fuzz/pattern tests/fuzz/hint tests/fuzz/envfile
+	tests/fuzz/pattern tests/fuzz/hint tests/fuzz/envfile tests/fuzz/find
 CHECKENV = CC='$(CC)' BATS='$(BATS)' SRCS='$(SRCS)' HDRS='$(HDRS)' \
 	TESTPROGS='$(TESTPROGS)' FUZZERS='$(FUZZERS)' SCRIPTS='$(SCRIPTS)' \
 	OUR_CFLAGS='$(RETRY_CFLAGS)' OUR_CPPFLAGS="$(RETRY_CPPFLAGS)" \

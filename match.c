@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Line matching for relay.c: a pattern's literals, found by reading the
- * ERE, let memmem(3) skip the lines that cannot match; a pattern without
+ * ERE, let find.c's search skip the lines that cannot match; a pattern without
  * them is tried on runs of lines at once (REG_NEWLINE) and each line of a
  * run that matched is then matched by itself.  A line longer than LINEMAX
  * is matched on its start, one with a NUL whole where the libc allows.
@@ -209,10 +209,8 @@ matcher_init(struct matcher *m, const regex_t *re, const char *text)
 		return 0;
 	if (alternatives(&p, 0, &l) == 0 && *p == '\0' && l.n > 0) {
 		m->nlit = l.n;
-		for (i = 0; i < l.n; i++) {
-			m->litlen[i] = l.len[i];
-			memcpy(m->lit[i], l.s[i], l.len[i]);
-		}
+		for (i = 0; i < l.n; i++)
+			finder_init(&m->lit[i], l.s[i], l.len[i]);
 		return 0;
 	}
 	if (strstr(text, "\\`") != NULL || strstr(text, "\\'") != NULL)
@@ -303,7 +301,7 @@ first_literal(const struct matcher *m, const char *s, size_t from, size_t n,
 
 	for (i = 0; i < m->nlit; i++) {
 		if (next[i] == SIZE_MAX || next[i] < from) {
-			f = memmem(s + from, n - from, m->lit[i], m->litlen[i]);
+			f = finder_find(&m->lit[i], s + from, n - from);
 			next[i] = f != NULL ? (size_t)(f - s) : n;
 		}
 		if (next[i] < best)

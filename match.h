@@ -14,9 +14,19 @@
 #define NLIT		8	/* literals of one pattern, at most */
 #define LITMAX		64	/* bytes of one, at most */
 
+/* A fixed string and how find.c looks for it, planned by finder_init(). */
+struct finder {
+	size_t		 len;
+	size_t		 rare;		/* where its rarest byte is */
+	int		 skip;		/* 1: memchr(3) on that byte; 0: Horspool */
+	unsigned char	 shift[256];	/* Horspool's, by the window's last pair */
+	unsigned char	 shift1;	/* and past a near miss */
+	char		 lit[LITMAX];
+};
+
 /*
  * How one pattern is matched: per line (line), or, when every match
- * holds one of lit (a fixed string, or each alternative's), where memmem
+ * holds one of lit (a fixed string, or each alternative's), where find.c
  * finds one; else runs of whole lines at once (chunk, REG_NEWLINE).
  */
 struct matcher {
@@ -24,9 +34,11 @@ struct matcher {
 	regex_t		 chunk;
 	int		 chunked;	/* chunk is compiled */
 	int		 nlit;		/* 0: none found */
-	size_t		 litlen[NLIT];
-	char		 lit[NLIT][LITMAX];
+	struct finder	 lit[NLIT];
 };
+
+void		 finder_init(struct finder *, const char *, size_t);
+const char	*finder_find(const struct finder *, const char *, size_t);
 
 int	line_matches(const regex_t *, char *, size_t);
 int	matcher_init(struct matcher *, const regex_t *, const char *);

@@ -11,8 +11,8 @@ FUZZTIME=${FUZZTIME:-60}
 # and these (msg.c and its leaves for relay.c's lines on a full TMPDIR;
 # env.c and its own for options.c, which asks it whether the run is an
 # outer retry's attempt).
-linked="options.c parse.c backoff.c url.c relay.c match.c fd.c spool.c msg.c \
-    clock.c env.c random.c sha256.c say.c outcome.c envfile.c"
+linked="options.c parse.c backoff.c url.c relay.c match.c find.c fd.c spool.c \
+    msg.c clock.c env.c random.c sha256.c say.c outcome.c envfile.c"
 for f in $FUZZERS; do
 	main=tests/fuzz/fuzz_${f##*/}.c
 	if [ ! -e "$f" ] ||
