@@ -31,6 +31,11 @@ check 0 -b 1ms -n 5 sh -c '[ "$RETRY_ATTEMPT" -ge 3 ]'
 check 124 -n 1 -T 50ms sleep 5
 check 124 -D 100ms -k 10ms sh -c 'trap "" TERM; sleep 1'
 check 127 nosuchcommand
+# --trace keeps the first and last attempts' spans: 130 attempts wrap the ring.
+check 1 --trace "$log/spans" -b 1ms -c 1ms -n 130 false
+TRACEPARENT=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 \
+    check 0 --trace "$log/spans" -n 1 true
+NOTIFY_SOCKET=@retry-valgrind-none check 1 -b 1ms -n 2 false
 check 0 -v --dry-run -n 20 -j decorrelated
 check 125 -b 1x true
 check 125 --bogus
