@@ -39,7 +39,7 @@ SRCS = retry.c say.c gate.c outcome.c proc.c msg.c clock.c parse.c \
 	breaker.c env.c random.c sha256.c url.c redis.c route.c store.c \
 	outfile.c path.c metrics.c hooks.c cron.c spool.c ci.c names.c \
 	envfile.c job.c notify.c trace.c
-HDRS = compat.h common.h shared.h gate.h relay.h match.h circuit.h redis.h route.h store.h
+HDRS = compat.h common.h shared.h gate.h relay.h match.h find.h circuit.h redis.h route.h store.h
 
 # How every program here is compiled: ours, then the user's flags.
 COMPILE = $(CC) $(RETRY_CFLAGS) $(RETRY_CPPFLAGS) $(CPPFLAGS) \

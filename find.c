@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "match.h"
+#include "find.h"
 
 /*
  * From this length on, Horspool's on pairs of bytes: its shifts, near the

@@ -10,19 +10,11 @@
 #include <regex.h>
 #include <stddef.h>
 
+#include "find.h"
+
 #define LINEMAX		4096	/* longer lines are matched on their start */
 #define NLIT		8	/* literals of one pattern, at most */
-#define LITMAX		64	/* bytes of one, at most */
-
-/* A fixed string and how find.c looks for it, planned by finder_init(). */
-struct finder {
-	size_t		 len;
-	size_t		 rare;		/* where its rarest byte is */
-	int		 skip;		/* 1: memchr(3) on that byte; 0: Horspool */
-	unsigned char	 shift[256];	/* Horspool's, by the window's last pair */
-	unsigned char	 shift1;	/* and past a near miss */
-	char		 lit[LITMAX];
-};
+/* LITMAX, the bytes of one, is find.h's. */
 
 /*
  * How one pattern is matched: per line (line), or, when every match
@@ -36,9 +28,6 @@ struct matcher {
 	int		 nlit;		/* 0: none found */
 	struct finder	 lit[NLIT];
 };
-
-void		 finder_init(struct finder *, const char *, size_t);
-const char	*finder_find(const struct finder *, const char *, size_t);
 
 int	line_matches(const regex_t *, char *, size_t);
 int	matcher_init(struct matcher *, const regex_t *, const char *);
