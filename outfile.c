@@ -103,6 +103,20 @@ walk(struct outfile *of, const char *path, struct stat *st)
 	return 0;
 }
 
+/*
+ * of made afresh for path, written as how allows, and path walked as
+ * walk() does.  0, or -1 with errno.
+ */
+static int
+walk_afresh(struct outfile *of, const char *path, enum in_place how,
+    struct stat *st)
+{
+	memset(of, 0, sizeof(*of));
+	of->path = path;
+	of->how = how;
+	return walk(of, path, st);	/* which sets of->dir */
+}
+
 /* Whether what *st says is there is written as it is. */
 static int
 in_place(struct outfile *of, const struct stat *st)
@@ -178,11 +192,7 @@ outfile_check(struct outfile *of, const char *path, enum in_place how)
 	struct stat st;
 	int ok;
 
-	memset(of, 0, sizeof(*of));
-	of->path = path;
-	of->how = how;
-	of->dir = -1;
-	if (walk(of, path, &st) == -1)
+	if (walk_afresh(of, path, how, &st) == -1)
 		return -1;
 	/*
 	 * What is never written in place is replaced: a device or a FIFO
@@ -395,11 +405,8 @@ outfile_append(struct outfile *of, const char *path, mode_t create)
 	struct stat st;
 	int fd = -1, e;
 
-	memset(of, 0, sizeof(*of));
-	of->path = path;
-	of->how = DEVICES_IN_PLACE;	/* appended to, never replaced */
-	of->dir = -1;
-	if (walk(of, path, &st) == -1)
+	/* Appended to, never replaced: a device or FIFO as it is. */
+	if (walk_afresh(of, path, DEVICES_IN_PLACE, &st) == -1)
 		return -1;
 	if (st.st_mode == 0 && create == 0)
 		errno = ENOENT;
@@ -429,11 +436,7 @@ outfile_check_append(struct outfile *of, const char *path)
 	struct stat st;
 	int ok;
 
-	memset(of, 0, sizeof(*of));
-	of->path = path;
-	of->how = DEVICES_IN_PLACE;
-	of->dir = -1;
-	if (walk(of, path, &st) == -1)
+	if (walk_afresh(of, path, DEVICES_IN_PLACE, &st) == -1)
 		return -1;
 	if (S_ISDIR(st.st_mode)) {
 		(void)close_dir(of);
