@@ -309,17 +309,23 @@ open_span(FILE *f, const unsigned char span[8], const unsigned char *parent,
 	    (long long)start, (long long)end);
 }
 
+/* A span's status: ERROR with why, or none (unset) without. */
+static void
+put_status(FILE *f, const char *error)
+{
+	if (error == NULL)
+		return;
+	fprintf(f, ",\"status\":{\"code\":%d,\"message\":", STATUS_ERROR);
+	json_string(f, error);
+	fputc('}', f);
+}
+
 /* The attributes' end, the span's status (ERROR with why, or unset). */
 static void
 close_span(FILE *f, const char *error)
 {
 	fputc(']', f);
-	if (error != NULL) {
-		fprintf(f, ",\"status\":{\"code\":%d,\"message\":",
-		    STATUS_ERROR);
-		json_string(f, error);
-		fputc('}', f);
-	}
+	put_status(f, error);
 	fputc('}', f);
 }
 
@@ -554,12 +560,7 @@ put_run(FILE *f, const struct event *ev)
 	}
 	if (tr.dropped_events > 0)
 		fprintf(f, ",\"droppedEventsCount\":%ld", tr.dropped_events);
-	if (!v->passed) {
-		fprintf(f, ",\"status\":{\"code\":%d,\"message\":",
-		    STATUS_ERROR);
-		json_string(f, outcome_table[r->why].words);
-		fputc('}', f);
-	}
+	put_status(f, v->passed ? NULL : outcome_table[r->why].words);
 	fputc('}', f);
 }
 
