@@ -163,14 +163,14 @@ static const struct option longopts[] = {
 	{ "signal",	required_argument,	NULL, 's' },
 	{ "splay",	required_argument,	NULL, OPT_SPLAY },
 	{ "stop-on",	required_argument,	NULL, 'x' },
-	{ "trace",	required_argument,	NULL, OPT_TRACE },
-	{ "trace-service", required_argument,	NULL, OPT_TRACE_SERVICE },
 	{ "stop-on-output", required_argument,	NULL, OPT_STOP_ON_OUTPUT },
 	{ "store",	required_argument,	NULL, OPT_STORE },
 	{ "store-fail",	required_argument,	NULL, OPT_STORE_FAIL },
 	{ "store-timeout", required_argument,	NULL, OPT_STORE_TIMEOUT },
 	{ "timeout",	required_argument,	NULL, 'T' },
 	{ "times",	required_argument,	NULL, 't' },	/* foreign */
+	{ "trace",	required_argument,	NULL, OPT_TRACE },
+	{ "trace-service", required_argument,	NULL, OPT_TRACE_SERVICE },
 	{ "trip",	required_argument,	NULL, OPT_TRIP },
 	{ "until",	required_argument,	NULL, 'u' },	/* foreign */
 	{ "verbose",	no_argument,		NULL, 'v' },
