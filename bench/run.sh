@@ -135,13 +135,15 @@ timeout_cmd=$(command -v timeout || true)
 
 # --- the machine ----------------------------------------------------------
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)
+date_start=$(date -u '+%Y-%m-%d %H:%M UTC')
 # Named before this run writes herd.svg and RESULTS.md, which would make
 # every tree look modified.
 source_id=$(git --no-optional-locks -C "$top" describe --always --dirty \
     2>/dev/null || echo 'not a git checkout')
 machine() {
 	printf '| | |\n|---|---|\n'
-	printf '| date | %s |\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
+	printf '| date (start to end) | %s to %s |\n' "$date_start" \
+	    "$(date -u '+%H:%M UTC')"
 	printf '| CPUs (nproc) | %s |\n' "$(nproc 2>/dev/null || echo '?')"
 	printf '| CPU model | %s |\n' "$(sed -n 's/^model name[^:]*: //p' \
 	    /proc/cpuinfo 2>/dev/null | head -n 1)"
@@ -1463,9 +1465,12 @@ a whole run of the same size through the path) is in the summary.
 EOF
 } >"$out/RESULTS.md"
 
-sh "$bench/store.sh" "$out/RESULTS.md" >/dev/null || say "bench/store.sh failed"
+# A part that fails leaves its section out, so the bench as a whole fails
+# at its end (after the parts that can still run), saying which.
+failed=
+sh "$bench/store.sh" "$out/RESULTS.md" >/dev/null || failed="$failed bench/store.sh"
 BENCH_WHOLE=1 sh "$bench/herd-rules.sh" "$out/RESULTS.md" >/dev/null ||
-    say "bench/herd-rules.sh failed"
+    failed="$failed bench/herd-rules.sh"
 # Section 13, after 11 and 12, in place of the one an earlier run wrote.
 g_heading='## 13. Growth with the work (issue 35)'
 {
@@ -1529,3 +1534,7 @@ GROW
 put_section "$out/RESULTS.md" "$g_heading" "$work/growth.md" "$work/growth.tmp"
 say "done: $out/RESULTS.md and $out/herd.svg"
 [ "$mode" = full ] || cat "$out/RESULTS.md"
+if [ -n "$failed" ]; then
+	say "failed:$failed (their sections are missing from $out/RESULTS.md)"
+	exit 1
+fi
