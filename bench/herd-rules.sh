@@ -78,8 +78,10 @@ wait_lines() {
 }
 
 load_start=$(loadavg)
-source_id=$(git --no-optional-locks -C "$top" describe --always --dirty \
-    2>/dev/null || echo 'not a git checkout')
+# Under make bench, the source that bench/run.sh named before it wrote
+# RESULTS.md, which would make the tree look modified by now.
+source_id=${BENCH_SOURCE:-$(git --no-optional-locks -C "$top" describe \
+    --always --dirty 2>/dev/null || echo 'not a git checkout')}
 
 # --- a flapping downstream ----------------------------------------------------
 

@@ -1469,7 +1469,7 @@ EOF
 # at its end (after the parts that can still run), saying which.
 failed=
 sh "$bench/store.sh" "$out/RESULTS.md" >/dev/null || failed="$failed bench/store.sh"
-BENCH_WHOLE=1 sh "$bench/herd-rules.sh" "$out/RESULTS.md" >/dev/null ||
+BENCH_WHOLE=1 BENCH_SOURCE=$source_id sh "$bench/herd-rules.sh" "$out/RESULTS.md" >/dev/null ||
     failed="$failed bench/herd-rules.sh"
 # Section 13, after 11 and 12, in place of the one an earlier run wrote.
 g_heading='## 13. Growth with the work (issue 35)'
