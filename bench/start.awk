@@ -13,26 +13,27 @@ FNR == NR {
 	next
 }
 
+# Fields 3 to 5 of each run: its time, its peak RSS, its minor faults.
 NF == 6 {
-	t[$2, ++n[$2]] = $3
-	kb[$2, n[$2]] = $4
-	pf[$2, n[$2]] = $5
+	++n[$2]
+	for (k = 3; k <= 5; k++)
+		x[$2, n[$2], k] = $k
 }
 
-# The median of field f (t, kb or pf) of command c.
-function med(f, c,    i, v) {
+# The median of field k over the runs of command c.
+function med(k, c,    i, v) {
 	for (i = 1; i <= n[c]; i++)
-		v[i] = f == "kb" ? kb[c, i] : f == "pf" ? pf[c, i] : t[c, i]
+		v[i] = x[c, i, k]
 	sortn(v, n[c])
 	return median(v, n[c])
 }
 
 END {
+	pf0 = med(5, 0)
+	pf1 = med(5, 1)
 	printf "| %s | %s | %s | %s | %.3f [%.3f, %.3f] | %s | %d / %d | %d / %d kB |\n",
-	    fs, tty, ms(med("t", 0)), ms(med("t", 1)), ratio, lo, hi,
-	    yesno(ratio <= 1.05), med("pf", 0), med("pf", 1), med("kb", 0),
-	    med("kb", 1)
+	    fs, tty, ms(med(3, 0)), ms(med(3, 1)), ratio, lo, hi,
+	    yesno(ratio <= 1.05), pf0, pf1, med(4, 0), med(4, 1)
 	if (sum != "")
-		printf "faults_%s %d %d\n", substr(key, 7), med("pf", 0),
-		    med("pf", 1) >>sum
+		printf "faults_%s %d %d\n", substr(key, 7), pf0, pf1 >>sum
 }
